@@ -1,0 +1,93 @@
+"""What every backend gives the stack: node environments, a way to run commands on a node, and removal."""
+
+import os
+import subprocess
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import IO, Callable
+
+import psutil
+
+from ...errors import SbclabError
+from .. import reaper
+from ..spec import NodeSpec
+
+
+class Backend(ABC):
+    name: str
+    shaped: bool
+
+    def __init__(self, state):
+        self.state = state
+        self.spec = state.spec
+
+    def node_dir(self, node: NodeSpec) -> Path:
+        """The node's own files that are not on its data disk: configs, logs, pids."""
+        return self.state.root / "nodes" / node.name
+
+    @abstractmethod
+    def node_disk(self, node: NodeSpec) -> Path:
+        """Where the node's HDFS and YARN data lives (its storage medium)."""
+
+    @abstractmethod
+    def create_nodes(self) -> None:
+        """Make every node's environment; record each resource before creating it."""
+
+    @abstractmethod
+    def _wrap(self, node: NodeSpec, argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+        """The command line that runs argv on the node, and a function to run in the child first."""
+
+    @abstractmethod
+    def destroy(self) -> list[str]:
+        """Remove every recorded resource; return descriptions of anything that could not be removed."""
+
+    def host_address(self) -> str:
+        """The address this host uses to reach the nodes' daemons."""
+        return self.spec.master.address
+
+    def popen(self, node: NodeSpec, argv: list[str], env: dict[str, str], out: IO, cwd: Path | None = None,
+              label: str = "command") -> subprocess.Popen:
+        """Start argv on the node in its own session, recorded so it is always stopped at teardown."""
+        wrapped, prepare = self._wrap(node, argv)
+        try:
+            proc = subprocess.Popen(wrapped, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=cwd, preexec_fn=prepare, start_new_session=True)
+        except FileNotFoundError as err:
+            raise SbclabError(f"Cannot start '{argv[0]}' on {node.name}: not found.",
+                              "Run 'make setup' to install what sbclab needs.") from err
+        try:
+            created = psutil.Process(proc.pid).create_time()
+        except psutil.Error:
+            created = 0.0
+        self.state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label)
+        return proc
+
+    def run(self, node: NodeSpec, argv: list[str], env: dict[str, str], log: Path, timeout_s: float | None = None,
+            cwd: Path | None = None, label: str = "command") -> int:
+        """Run argv on the node to completion, its output appended to log; return the exit status."""
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            proc = self.popen(node, argv, env, out, cwd=cwd, label=label)
+            entry = self.state.resources[-1]
+            try:
+                return proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                reaper.stop([psutil.Process(proc.pid)], grace_s=2)
+                raise SbclabError(f"'{label}' on {node.name} did not finish within {timeout_s:.0f} s.",
+                                  f"Read {log}.")
+            except BaseException:
+                try:
+                    reaper.stop([psutil.Process(proc.pid)], grace_s=2)
+                except psutil.Error:
+                    pass
+                raise
+            finally:
+                self.state.forget(entry)
+
+    def stop_processes(self) -> list[psutil.Process]:
+        """Stop recorded processes, then anything still naming the cluster's directory."""
+        survivors = reaper.stop(reaper.recorded(self.state.of_kind("process")))
+        survivors += reaper.stop(reaper.mentioning(str(self.state.root) + os.sep))
+        for entry in list(self.state.of_kind("process")):
+            self.state.forget(entry)
+        return survivors

@@ -1,0 +1,221 @@
+"""Emulated nodes: one network namespace, cgroup and loop-mounted disk per node, shaped to its profile.
+
+Each node is a namespace on a private bridge with its own address and its own /etc/hosts (bind
+mounted by `ip netns exec`) and host name (a UTS namespace), so Hadoop and Spark advertise the
+node's address the way they would on a board. Its link is rate-limited with tc on both ends of the
+veth pair, its processes run in a cgroup with a CPU quota and memory limit, and its data lives on
+its own ext4 filesystem on its own loop device, throttled to the medium's figures.
+"""
+
+import ipaddress
+import os
+import shutil
+from pathlib import Path
+
+from ...errors import SbclabError
+from .. import cgroups, reaper, system
+from ..spec import NodeSpec
+from .base import Backend
+
+ETC_NETNS = Path("/etc/netns")
+
+
+def _tbf_args(rate_mbit: float) -> list[str]:
+    rate_bytes = rate_mbit * 1e6 / 8
+    # The bucket must hold a whole GSO super-packet (64 KB) or large sends stall.
+    burst = max(256 * 1024, int(rate_bytes / 100))
+    return ["tbf", "rate", f"{rate_mbit:.3f}mbit", "burst", str(burst), "latency", "100ms"]
+
+
+class EmulatedBackend(Backend):
+    name = "emulated"
+    shaped = True
+
+    # Interface names are at most 15 characters; the cluster name is at most 8.
+    def bridge(self) -> str:
+        return f"sb-{self.spec.name}-br"
+
+    def netns(self, node: NodeSpec) -> str:
+        return f"sbclab-{self.spec.name}-{node.name}"
+
+    def _veth(self, node: NodeSpec) -> str:
+        return f"sb-{self.spec.name}-{self.spec.nodes.index(node)}"
+
+    def node_disk(self, node: NodeSpec) -> Path:
+        return self.node_dir(node) / "disk"
+
+    def host_address(self) -> str:
+        return str(next(ipaddress.ip_network(self.spec.subnet).hosts()))
+
+    # --- creation -------------------------------------------------------------------------
+
+    def _preflight(self) -> None:
+        if os.geteuid() != 0:
+            raise SbclabError("The emulated backend needs root (namespaces, cgroups, loop devices).",
+                              "Run as root, or use --backend processes.")
+        system.require_tools("ip", "tc", "losetup", "mkfs.ext4", "mount", "umount", "unshare")
+        cgroups.version()
+        net = ipaddress.ip_network(self.spec.subnet)
+        routes = system.run("ip", "-o", "route", "show").stdout.splitlines()
+        for line in routes:
+            dest = line.split()[0]
+            if dest == "default":
+                continue
+            try:
+                if ipaddress.ip_network(dest, strict=False).overlaps(net):
+                    raise SbclabError(f"Subnet {net} overlaps the host route '{line.strip()}'.",
+                                      "Choose another with --subnet, e.g. 10.214.0.0/24, or remove the old cluster with 'sbclab cluster down --force'.")
+            except ValueError:
+                continue
+        need = sum(n.disk_bytes for n in self.spec.nodes)
+        root = self.state.root
+        root.mkdir(parents=True, exist_ok=True)
+        free = shutil.disk_usage(root).free
+        if free < need * 1.1:
+            raise SbclabError(
+                f"Not enough free disk under {root} for the node filesystems: {need / 2**30:.1f} GiB needed, "
+                f"{free / 2**30:.1f} GiB free.",
+                "Free space, give a smaller --disk-size, or set SBCLAB_HOME to a larger disk.")
+
+    def create_nodes(self) -> None:
+        self._preflight()
+        self._create_bridge()
+        for node in self.spec.nodes:
+            self._create_network(node)
+            self._create_cgroup(node)
+            self._create_disk(node)
+
+    def _create_bridge(self) -> None:
+        br = self.bridge()
+        prefix = ipaddress.ip_network(self.spec.subnet).prefixlen
+        self.state.record("bridge", name=br)
+        system.run("ip", "link", "add", br, "type", "bridge")
+        system.run("ip", "addr", "add", f"{self.host_address()}/{prefix}", "dev", br)
+        system.run("ip", "link", "set", br, "up")
+
+    def _create_network(self, node: NodeSpec) -> None:
+        ns, veth = self.netns(node), self._veth(node)
+        prefix = ipaddress.ip_network(self.spec.subnet).prefixlen
+        self.state.record("etc_netns", path=str(ETC_NETNS / ns))
+        (ETC_NETNS / ns).mkdir(parents=True, exist_ok=True)
+        hosts = ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback"]
+        hosts += [f"{n.address} {n.name}" for n in self.spec.nodes]
+        (ETC_NETNS / ns / "hosts").write_text("\n".join(hosts) + "\n")
+        self.state.record("netns", name=ns)
+        system.run("ip", "netns", "add", ns)
+        self.state.record("veth", name=veth)
+        system.run("ip", "link", "add", veth, "type", "veth", "peer", "name", veth + "p")
+        system.run("ip", "link", "set", veth + "p", "netns", ns)
+        system.run("ip", "-n", ns, "link", "set", veth + "p", "name", "eth0")
+        system.run("ip", "-n", ns, "addr", "add", f"{node.address}/{prefix}", "dev", "eth0")
+        system.run("ip", "-n", ns, "link", "set", "eth0", "up")
+        system.run("ip", "-n", ns, "link", "set", "lo", "up")
+        system.run("ip", "link", "set", veth, "master", self.bridge())
+        system.run("ip", "link", "set", veth, "up")
+        # Shape both directions: host side limits traffic to the node, eth0 traffic from it.
+        system.run("tc", "qdisc", "add", "dev", veth, "root", *_tbf_args(node.link_mbit_s))
+        system.run("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "eth0", "root", *_tbf_args(node.link_mbit_s))
+
+    def _create_cgroup(self, node: NodeSpec) -> None:
+        group = cgroups.NodeCgroup(self.spec.name, node.name)
+        self.state.record("cgroup", node=node.name)
+        group.create(node.cpu_cores, node.memory_bytes)
+
+    def _create_disk(self, node: NodeSpec) -> None:
+        image = self.node_dir(node) / "disk.img"
+        mountpoint = self.node_disk(node)
+        mountpoint.mkdir(parents=True, exist_ok=True)
+        self.state.record("image", path=str(image))
+        with open(image, "wb") as f:
+            f.truncate(node.disk_bytes)
+        system.run("mkfs.ext4", "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1",
+                   "-L", f"{self.spec.name}-{node.name}"[:16], str(image))
+        loop_entry = self.state.record("loop", device=None, image=str(image))
+        # Direct I/O keeps the node's reads and writes out of the host page cache a second time.
+        device = system.run("losetup", "--find", "--show", "--direct-io=on", str(image)).stdout.strip()
+        loop_entry["device"] = device
+        self.state.save()
+        self.state.record("mount", path=str(mountpoint))
+        system.run("mount", "-o", "noatime", device, str(mountpoint))
+        major_minor = self._major_minor(device)
+        group = cgroups.NodeCgroup(self.spec.name, node.name)
+        self.state.record("throttle", device=major_minor)
+        cgroups.throttle_device(group, major_minor, int(node.disk_read_bytes_s), int(node.disk_write_bytes_s),
+                                max(1, int(node.disk_read_iops)), max(1, int(node.disk_write_iops)))
+
+    @staticmethod
+    def _major_minor(device: str) -> str:
+        st = os.stat(device)
+        return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+    # --- running ------------------------------------------------------------------------
+
+    def _wrap(self, node: NodeSpec, argv: list[str]):
+        group = cgroups.NodeCgroup(self.spec.name, node.name)
+        wrapped = ["ip", "netns", "exec", self.netns(node), "unshare", "--uts", "--",
+                   "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]
+        return wrapped, group.join
+
+    def cgroup_procs_files(self) -> list[Path]:
+        files = []
+        for node in self.spec.nodes:
+            files += cgroups.NodeCgroup(self.spec.name, node.name).procs_files()
+        return files
+
+    # --- removal ------------------------------------------------------------------------
+
+    def destroy(self) -> list[str]:
+        leftovers = [f"process {p.pid} ({' '.join(p.cmdline()[:3])})" for p in self._stop_everything()]
+        for entry in reversed(list(self.state.resources)):
+            if self._remove(entry):
+                self.state.forget(entry)
+            else:
+                leftovers.append(f"{entry['kind']} {entry.get('name') or entry.get('path') or entry.get('device') or entry.get('node')}")
+        return leftovers
+
+    def _stop_everything(self):
+        survivors = self.stop_processes()
+        in_groups = []
+        for procs in self.cgroup_procs_files():
+            in_groups += reaper.in_cgroup(procs)
+        return survivors + reaper.stop(in_groups, grace_s=1)
+
+    def _remove(self, entry: dict) -> bool:
+        kind = entry["kind"]
+        if kind == "throttle":
+            cgroups.unthrottle_device(entry["device"])
+            return True
+        if kind == "mount":
+            path = entry["path"]
+            if not os.path.ismount(path):
+                return True
+            return system.quietly("umount", path) or system.quietly("umount", "-l", path)
+        if kind == "loop":
+            device = entry.get("device")
+            if device:
+                system.quietly("losetup", "-d", device)
+            # A crash between losetup and recording the device: find it by its backing file.
+            listed = system.run("losetup", "-j", entry["image"], check=False).stdout
+            for line in listed.splitlines():
+                system.quietly("losetup", "-d", line.split(":")[0])
+            return not system.run("losetup", "-j", entry["image"], check=False).stdout.strip()
+        if kind == "image":
+            Path(entry["path"]).unlink(missing_ok=True)
+            return True
+        if kind == "cgroup":
+            return cgroups.NodeCgroup(self.spec.name, entry["node"]).remove()
+        if kind == "veth":
+            system.quietly("ip", "link", "del", entry["name"])
+            return not Path(f"/sys/class/net/{entry['name']}").exists()
+        if kind == "netns":
+            system.quietly("ip", "netns", "del", entry["name"])
+            return not Path(f"/var/run/netns/{entry['name']}").exists()
+        if kind == "bridge":
+            system.quietly("ip", "link", "del", entry["name"])
+            return not Path(f"/sys/class/net/{entry['name']}").exists()
+        if kind == "etc_netns":
+            shutil.rmtree(entry["path"], ignore_errors=True)
+            return not Path(entry["path"]).exists()
+        if kind == "process":
+            return True
+        return True

@@ -1,0 +1,116 @@
+"""Per-node CPU, memory and disk limits through the host's cgroups, v1 or v2.
+
+cgroup v1 quirk (FACTS.md): a blkio throttle rule on a node's own cgroup misses buffered writes,
+because write-back is issued by kernel threads in the root group. The rule is therefore set on the
+root blkio cgroup, keyed by the node's own loop device, which throttles everything reaching it.
+cgroup v2 attributes write-back to the writer, so io.max on the node's cgroup is enough there.
+"""
+
+from pathlib import Path
+
+from ..errors import SbclabError
+
+ROOT = Path("/sys/fs/cgroup")
+CFS_PERIOD_US = 100_000
+V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "blkio", "pids")
+
+
+def version() -> int:
+    if (ROOT / "cgroup.controllers").exists():
+        return 2
+    if (ROOT / "cpu").is_dir() and (ROOT / "memory").is_dir():
+        return 1
+    raise SbclabError("This host has no usable cgroup hierarchy for CPU and memory.",
+                      "Use the processes backend (--backend processes), which does not shape nodes.")
+
+
+def _write(path: Path, value: str) -> None:
+    try:
+        path.write_text(value)
+    except OSError as err:
+        raise SbclabError(f"Cannot set {path} to '{value}': {err.strerror}.",
+                          "Run as root on a host with cgroups, or use --backend processes.") from err
+
+
+class NodeCgroup:
+    """The cgroup(s) of one node: <hierarchy>/sbclab/<cluster>/<node>."""
+
+    def __init__(self, cluster: str, node: str):
+        self.version = version()
+        self.relative = Path("sbclab") / cluster / node
+
+    def dirs(self) -> list[Path]:
+        if self.version == 2:
+            return [ROOT / self.relative]
+        return [ROOT / c / self.relative for c in V1_CONTROLLERS if (ROOT / c).is_dir()]
+
+    def procs_files(self) -> list[Path]:
+        return [d / "cgroup.procs" for d in self.dirs()]
+
+    def create(self, cpu_cores: float, memory_bytes: int) -> None:
+        if self.version == 2:
+            self._enable_v2_controllers()
+        for d in self.dirs():
+            d.mkdir(parents=True, exist_ok=True)
+        quota = max(1000, int(cpu_cores * CFS_PERIOD_US))
+        if self.version == 2:
+            d = ROOT / self.relative
+            _write(d / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+            _write(d / "memory.max", str(memory_bytes))
+            _write(d / "memory.swap.max", "0") if (d / "memory.swap.max").exists() else None
+        else:
+            cpu = ROOT / "cpu" / self.relative
+            _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+            _write(cpu / "cpu.cfs_quota_us", str(quota))
+            _write(ROOT / "memory" / self.relative / "memory.limit_in_bytes", str(memory_bytes))
+
+    def _enable_v2_controllers(self) -> None:
+        parent = ROOT
+        for part in self.relative.parts:
+            _write(parent / "cgroup.subtree_control", "+cpu +memory +io")
+            parent = parent / part
+            parent.mkdir(exist_ok=True)
+
+    def join(self) -> None:
+        """Move the calling process in; used in a child between fork and exec."""
+        for procs in self.procs_files():
+            procs.write_text("0")
+
+    def remove(self) -> bool:
+        """Remove the node's cgroup and empty parents; False while processes remain in it."""
+        ok = True
+        for d in self.dirs():
+            for path in (d, d.parent, d.parent.parent):
+                try:
+                    path.rmdir()
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    if path == d:
+                        ok = False
+                    break
+        return ok
+
+
+def throttle_device(cgroup: NodeCgroup, major_minor: str, read_bps: int, write_bps: int,
+                    read_iops: int, write_iops: int) -> None:
+    if cgroup.version == 2:
+        _write(ROOT / cgroup.relative / "io.max",
+               f"{major_minor} rbps={read_bps} wbps={write_bps} riops={read_iops} wiops={write_iops}")
+        return
+    blkio = ROOT / "blkio"
+    for name, value in (("read_bps_device", read_bps), ("write_bps_device", write_bps),
+                        ("read_iops_device", read_iops), ("write_iops_device", write_iops)):
+        _write(blkio / f"blkio.throttle.{name}", f"{major_minor} {value}")
+
+
+def unthrottle_device(major_minor: str) -> None:
+    """Drop the root-level v1 rules for a device (v2 rules go with the cgroup)."""
+    blkio = ROOT / "blkio"
+    if not (blkio / "blkio.throttle.read_bps_device").exists():
+        return
+    for name in ("read_bps_device", "write_bps_device", "read_iops_device", "write_iops_device"):
+        try:
+            (blkio / f"blkio.throttle.{name}").write_text(f"{major_minor} 0")
+        except OSError:
+            pass

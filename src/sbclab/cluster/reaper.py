@@ -1,0 +1,84 @@
+"""Stopping every process a cluster started, including ones its daemons started (YARN containers)."""
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import psutil
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def recorded(entries: list[dict]) -> list[psutil.Process]:
+    """The recorded processes still running; a reused PID is told apart by its start time."""
+    procs = []
+    for entry in entries:
+        try:
+            proc = psutil.Process(entry["pid"])
+            if abs(proc.create_time() - entry["create_time"]) < 1.0:
+                procs.append(proc)
+        except psutil.Error:
+            continue
+    return procs
+
+
+def mentioning(fragment: str) -> list[psutil.Process]:
+    """Processes whose command line names a path under the cluster's directory."""
+    found = []
+    me = os.getpid()
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        if proc.info["pid"] == me:
+            continue
+        cmdline = proc.info["cmdline"] or []
+        if any(fragment in arg for arg in cmdline):
+            found.append(proc)
+    return found
+
+
+def in_cgroup(procs_file: Path) -> list[psutil.Process]:
+    try:
+        pids = [int(line) for line in procs_file.read_text().split()]
+    except OSError:
+        return []
+    procs = []
+    for pid in pids:
+        try:
+            procs.append(psutil.Process(pid))
+        except psutil.Error:
+            pass
+    return procs
+
+
+def stop(procs: list[psutil.Process], grace_s: float = 5.0) -> list[psutil.Process]:
+    """SIGTERM each process tree, SIGKILL what is left after the grace period; return survivors."""
+    everyone: dict[int, psutil.Process] = {}
+    for proc in procs:
+        try:
+            everyone[proc.pid] = proc
+            for child in proc.children(recursive=True):
+                everyone[child.pid] = child
+        except psutil.Error:
+            pass
+    for proc in everyone.values():
+        try:
+            proc.send_signal(signal.SIGTERM)
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(list(everyone.values()), timeout=grace_s)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(alive, timeout=5)
+    deadline = time.time() + 5
+    while alive and time.time() < deadline:
+        alive = [p for p in alive if _alive(p)]
+        time.sleep(0.1)
+    return alive

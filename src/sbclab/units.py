@@ -1,0 +1,39 @@
+"""Data sizes as users write them: 256MB, 1GB, 2GiB.
+
+Decimal prefixes (kB, MB, GB, TB) are powers of 1000 and binary ones (KiB, MiB, GiB, TiB) powers
+of 1024, as in IEC 80000-13; the seeds' "1 GB" inputs are read as 10^9 bytes.
+"""
+
+import re
+
+from .errors import SbclabError
+
+_FACTORS = {
+    "": 1, "B": 1,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """Bytes in a size such as '256MB', '1GB', '2GiB' or '1048576'."""
+    match = _SIZE.match(str(text))
+    unit = match.group(2).upper() if match else None
+    if not match or unit not in _FACTORS:
+        raise SbclabError(
+            f"'{text}' is not a data size.",
+            "Write a number and a unit, for example 256MB, 1GB or 2GiB (MB/GB are powers of 1000, MiB/GiB of 1024).",
+        )
+    value = float(match.group(1)) * _FACTORS[unit]
+    if value <= 0:
+        raise SbclabError(f"'{text}' is not a positive size.", "Give a size above zero, for example 256MB.")
+    return int(value)
+
+
+def format_size(n_bytes: float) -> str:
+    """A short human form in decimal units, the way the seeds quote sizes."""
+    for unit, factor in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if abs(n_bytes) >= factor:
+            return f"{n_bytes / factor:.3g} {unit}"
+    return f"{int(n_bytes)} B"
