@@ -1,0 +1,149 @@
+"""A cluster's life: up (nodes, configs, daemons, health), status, down. Nothing half-made survives a failure."""
+
+import shutil
+import signal
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import paths
+from ..errors import SbclabError
+from ..stack import distribution
+from ..stack.daemons import Stack
+from .backends import for_state
+from .spec import ClusterSpec
+from .state import ClusterState
+
+
+@contextmanager
+def interrupts_as_exceptions():
+    """Turn SIGTERM and SIGHUP into KeyboardInterrupt so cleanup runs as it does for Ctrl-C."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+@dataclass
+class Cluster:
+    state: ClusterState
+    stack: Stack
+
+    @property
+    def spec(self) -> ClusterSpec:
+        return self.state.spec
+
+    @property
+    def backend(self):
+        return self.stack.backend
+
+    @property
+    def configuration(self) -> dict:
+        return self.state.extra.get("configuration", {})
+
+
+def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None) -> Cluster:
+    """Bring a cluster up and wait until it serves; on any failure or interrupt, remove all of it."""
+    dist = distribution.installed()
+    with interrupts_as_exceptions():
+        state = ClusterState.create(spec)
+        backend = for_state(state)
+        stack = Stack(backend, dist)
+        try:
+            started = time.monotonic()
+            progress(f"creating {len(spec.nodes)} {spec.backend} nodes")
+            backend.create_nodes()
+            state.extra["configuration"] = stack.render()
+            state.extra["versions"] = dist.versions()
+            progress("starting daemons")
+            stack.start_all(timeout_s)
+            state.extra["bring_up_s"] = round(time.monotonic() - started, 3)
+            state.set_phase("up")
+        except BaseException:
+            progress("start-up failed; removing everything it created")
+            leftovers = backend.destroy()
+            _forget(state, leftovers)
+            raise
+    return Cluster(state, stack)
+
+
+def attach(name: str) -> Cluster:
+    """The running cluster of that name."""
+    state = ClusterState.load(name)
+    if state.phase != "up":
+        raise SbclabError(f"Cluster '{name}' is not up (it is '{state.phase}').",
+                          f"Remove it with 'sbclab cluster down --force --name {name}', then bring it up again.")
+    return Cluster(state, Stack(for_state(state), distribution.installed(check=False)))
+
+
+def down(name: str, force: bool = False) -> list[str]:
+    """Stop daemons and remove every resource the cluster created; return what could not be removed."""
+    try:
+        state = ClusterState.load(name)
+    except SbclabError:
+        if force:
+            return []
+        raise
+    if state.phase != "up" and not force:
+        raise SbclabError(f"Cluster '{name}' did not finish coming up (it is '{state.phase}').",
+                          f"Remove its leftovers with 'sbclab cluster down --force --name {name}'.")
+    with interrupts_as_exceptions():
+        state.set_phase("removing")
+        leftovers = for_state(state).destroy()
+        _forget(state, leftovers)
+    return leftovers
+
+
+def _forget(state: ClusterState, leftovers: list[str]) -> None:
+    if leftovers:
+        state.set_phase("leftovers")
+        return
+    state.remove_file()
+    shutil.rmtree(state.root, ignore_errors=True)
+
+
+def status(cluster: Cluster) -> dict:
+    """What the daemons say about themselves: live DataNodes, YARN nodes, addresses."""
+    stack = cluster.stack
+    report = {"name": cluster.spec.name, "backend": cluster.spec.backend, "preset": cluster.spec.preset,
+              "scale": cluster.spec.scale.model_dump(), "datanodes": [], "yarn_nodes": [], "problems": []}
+    try:
+        info = stack.namenode_info()
+        report["safemode"] = info.get("Safemode") or "off"
+        for name, dn in sorted(stack.live_datanodes().items()):
+            report["datanodes"].append({"name": name, "address": dn.get("xferaddr"), "capacity": dn.get("capacity"),
+                                        "used": dn.get("used"), "remaining": dn.get("remaining")})
+    except Exception as err:  # noqa: BLE001 - report what is unreachable rather than fail the whole status
+        report["problems"].append(f"NameNode did not answer: {err}")
+    try:
+        for n in stack.yarn_nodes():
+            total = n.get("totalResource") or {}
+            report["yarn_nodes"].append({"id": n["id"], "state": n["state"],
+                                         "memory_mb": total.get("memory", n.get("availMemoryMB", 0) + n.get("usedMemoryMB", 0)),
+                                         "vcores": total.get("vCores", n.get("availableVirtualCores", 0) + n.get("usedVirtualCores", 0))})
+    except Exception as err:  # noqa: BLE001
+        report["problems"].append(f"ResourceManager did not answer: {err}")
+    report["addresses"] = [{"daemon": d, "node": n, "address": a} for d, n, a in stack.addresses()]
+    return report
+
+
+def leftovers_on_host() -> dict[str, int]:
+    """Counts of everything sbclab could leave behind, for tests and the teardown benchmark."""
+    from . import reaper
+    netns = list(Path("/var/run/netns").glob("sbclab-*")) if Path("/var/run/netns").exists() else []
+    mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if str(paths.clusters_dir()) in line]
+    loops = []
+    if shutil.which("losetup"):
+        import subprocess
+        out = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+        loops = [line for line in out.splitlines() if str(paths.clusters_dir()) in line]
+    cgroup_dirs = [p for p in Path("/sys/fs/cgroup").glob("*/sbclab/*")] + list(Path("/sys/fs/cgroup").glob("sbclab/*"))
+    links = [p for p in Path("/sys/class/net").glob("sb-*")]
+    procs = reaper.mentioning(str(paths.home()) + "/")
+    return {"namespaces": len(netns), "mounts": len(mounts), "loop_devices": len(loops),
+            "cgroups": len(cgroup_dirs), "links": len(links), "processes": len(procs)}

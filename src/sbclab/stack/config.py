@@ -1,0 +1,148 @@
+"""Per-node Hadoop and Spark configuration, rendered from the cluster spec, the node and the preset.
+
+Three layers, later ones winning:
+1. what the cluster needs to work here (addresses bound to the node, directories on the node's
+   disk, classpaths of the Maven-assembled distribution, Java 17 module flags);
+2. sizing from the node's profile, so containers never overcommit the node;
+3. the preset's overrides (presets.py).
+The rendered values are returned too, so every run can record the configuration it ran under.
+"""
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from .. import atomic
+from ..cluster.spec import ClusterSpec, NodeSpec
+from . import presets
+from .distribution import Distribution
+
+# Hadoop's YARN web apps (Guice/cglib) reflect into java.lang, closed by default since Java 16.
+ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED"
+
+PORTS = {
+    "namenode_rpc": 8020, "namenode_http": 9870,
+    "datanode": 9866, "datanode_http": 9864, "datanode_ipc": 9867,
+    "rm_http": 8088, "nm_http": 8042, "nm_localizer": 8040,
+    "jhs": 10020, "jhs_http": 19888, "jhs_admin": 10033,
+    "shuffle": 13562,
+}
+
+
+@dataclass(frozen=True)
+class NodeLayout:
+    """Where a node keeps its files: configs and logs beside the node, data on its own disk."""
+
+    conf_dir: Path
+    disk: Path
+    log_dir: Path
+
+    @property
+    def spark_events(self) -> Path:
+        return self.disk / "spark-events"
+
+
+def shuffle_port(spec: ClusterSpec, node: NodeSpec) -> int:
+    # The ShuffleHandler binds every interface; nodes sharing the host's loopback need their own port.
+    return PORTS["shuffle"] + (spec.nodes.index(node) if spec.backend == "processes" else 0)
+
+
+def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> dict[str, dict[str, str]]:
+    master = spec.master.address
+    me = node.address
+    workers = spec.worker_nodes
+    max_container_mb = min(8192, min(w.yarn_memory_mb for w in workers))
+    max_container_vcores = min(4, min(w.yarn_vcores for w in workers))
+    classpath = f"$HADOOP_CONF_DIR,{dist.hadoop_classpath}"
+    values = {
+        "core-site": {
+            "fs.defaultFS": f"hdfs://{master}:{PORTS['namenode_rpc']}",
+            "hadoop.tmp.dir": str(layout.disk / "tmp"),
+        },
+        "hdfs-site": {
+            "dfs.namenode.rpc-address": f"{master}:{PORTS['namenode_rpc']}",
+            "dfs.namenode.http-address": f"{master}:{PORTS['namenode_http']}",
+            "dfs.namenode.secondary.http-address": f"{master}:9868",
+            "dfs.namenode.name.dir": str(layout.disk / "hdfs" / "namenode"),
+            "dfs.datanode.data.dir": str(layout.disk / "hdfs" / "datanode"),
+            "dfs.datanode.address": f"{me}:{PORTS['datanode']}",
+            "dfs.datanode.http.address": f"{me}:{PORTS['datanode_http']}",
+            "dfs.datanode.ipc.address": f"{me}:{PORTS['datanode_ipc']}",
+            "dfs.datanode.hostname": me,
+            # Nodes are known by address, not by a name a DNS would resolve.
+            "dfs.namenode.datanode.registration.ip-hostname-check": "false",
+            # A freshly formatted NameNode has nothing to wait for; the 30 s extension only delays start-up.
+            "dfs.namenode.safemode.extension": "1000",
+        },
+        "yarn-site": {
+            "yarn.resourcemanager.hostname": master,
+            "yarn.nodemanager.hostname": me,
+            "yarn.nodemanager.address": f"{me}:0",
+            "yarn.nodemanager.localizer.address": f"{me}:{PORTS['nm_localizer']}",
+            "yarn.nodemanager.webapp.address": f"{me}:{PORTS['nm_http']}",
+            "yarn.nodemanager.local-dirs": str(layout.disk / "yarn" / "local"),
+            "yarn.nodemanager.log-dirs": str(layout.log_dir / "userlogs"),
+            "yarn.nodemanager.aux-services": "mapreduce_shuffle",
+            "yarn.nodemanager.aux-services.mapreduce_shuffle.class": "org.apache.hadoop.mapred.ShuffleHandler",
+            "yarn.nodemanager.env-whitelist": "JAVA_HOME,HADOOP_COMMON_HOME,HADOOP_HDFS_HOME,HADOOP_CONF_DIR,"
+                                              "CLASSPATH_PREPEND_DISTCACHE,HADOOP_YARN_HOME,HADOOP_HOME,PATH,LANG,TZ",
+            "yarn.application.classpath": classpath,
+            # Java 17 reserves far more virtual memory than 2.1x the heap; the physical check stays on.
+            "yarn.nodemanager.vmem-check-enabled": "false",
+            # Node filesystems are sized for the experiment, so a full one is expected, not a fault.
+            "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": "99.5",
+            # Sizing from the profile (spec.py): containers never exceed the node.
+            "yarn.nodemanager.resource.memory-mb": str(node.yarn_memory_mb or max_container_mb),
+            "yarn.nodemanager.resource.cpu-vcores": str(node.yarn_vcores or max_container_vcores),
+            "yarn.scheduler.maximum-allocation-mb": str(max_container_mb),
+            "yarn.scheduler.maximum-allocation-vcores": str(max_container_vcores),
+        },
+        "mapred-site": {
+            "mapreduce.framework.name": "yarn",
+            "mapreduce.jobhistory.address": f"{master}:{PORTS['jhs']}",
+            "mapreduce.jobhistory.webapp.address": f"{master}:{PORTS['jhs_http']}",
+            "mapreduce.jobhistory.admin.address": f"{master}:{PORTS['jhs_admin']}",
+            "mapreduce.application.classpath": classpath,
+            "mapreduce.shuffle.port": str(shuffle_port(spec, node)),
+            "yarn.app.mapreduce.am.admin-command-opts": ADD_OPENS,
+        },
+        "spark-defaults": {
+            "spark.master": "yarn",
+            "spark.submit.deployMode": "client",
+            "spark.driver.host": master,
+            "spark.driver.bindAddress": master,
+            # Every node sees the same distribution path, so nothing is uploaded per job.
+            "spark.yarn.jars": f"local:{dist.spark_jars}/*",
+            # Spark's jars carry their own (shaded) Hadoop client; don't mix in the cluster's.
+            "spark.yarn.populateHadoopClasspath": "false",
+            "spark.eventLog.enabled": "true",
+            "spark.eventLog.dir": f"file://{layout.spark_events}",
+        },
+    }
+    for file, overrides in presets.overrides(spec).items():
+        values[file].update(overrides)
+    return values
+
+
+def _xml(properties: dict[str, str]) -> str:
+    rows = "\n".join(f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
+                     for k, v in properties.items())
+    return f'<?xml version="1.0"?>\n<!-- Rendered by sbclab; edits are overwritten at the next cluster up. -->\n<configuration>\n{rows}\n</configuration>\n'
+
+
+def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> dict[str, dict[str, str]]:
+    """Write the node's configuration directory; return what was written."""
+    values = settings(spec, node, layout, dist)
+    layout.conf_dir.mkdir(parents=True, exist_ok=True)
+    for file, properties in values.items():
+        if file == "spark-defaults":
+            text = "".join(f"{k} {v}\n" for k, v in properties.items())
+            atomic.write_text(layout.conf_dir / "spark-defaults.conf", text)
+        else:
+            atomic.write_text(layout.conf_dir / f"{file}.xml", _xml(properties))
+    shipped = resources.files(__package__).joinpath("files")
+    for name in ("log4j.properties", "capacity-scheduler.xml"):
+        atomic.write_text(layout.conf_dir / name, shipped.joinpath(name).read_text())
+    atomic.write_text(layout.conf_dir / "workers", "".join(w.address + "\n" for w in spec.worker_nodes))
+    return values

@@ -1,0 +1,216 @@
+"""Hadoop's daemons on a cluster: starting them on their nodes, waiting until they serve, asking them how they are.
+
+Master: NameNode, ResourceManager, MapReduce JobHistory server. Each worker: DataNode, NodeManager.
+Daemons are plain `java` processes on the Maven-assembled classpath; what the Apache scripts add
+(log settings, module flags) is added here.
+"""
+
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from .. import paths
+from ..cluster.backends.base import Backend
+from ..cluster.spec import NodeSpec
+from ..errors import SbclabError
+from . import config
+from . import distribution
+from .distribution import Distribution
+from .java import java_home
+
+
+@dataclass(frozen=True)
+class Daemon:
+    key: str
+    title: str
+    main_class: str
+    role: str
+    heap_mb: int
+    needs_add_opens: bool
+    ports: tuple[str, ...]
+
+
+NAMENODE = Daemon("namenode", "NameNode", "org.apache.hadoop.hdfs.server.namenode.NameNode", "master", 1024, False,
+                  ("namenode_rpc", "namenode_http"))
+RESOURCEMANAGER = Daemon("resourcemanager", "ResourceManager",
+                         "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager", "master", 1024, True, ("rm_http",))
+JOBHISTORY = Daemon("historyserver", "JobHistory server", "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer",
+                    "master", 512, True, ("jhs", "jhs_http", "jhs_admin"))
+DATANODE = Daemon("datanode", "DataNode", "org.apache.hadoop.hdfs.server.datanode.DataNode", "worker", 512, False,
+                  ("datanode", "datanode_http", "datanode_ipc"))
+NODEMANAGER = Daemon("nodemanager", "NodeManager", "org.apache.hadoop.yarn.server.nodemanager.NodeManager", "worker",
+                     512, True, ("nm_http", "nm_localizer", "shuffle"))
+ALL = (NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER)
+
+
+def logs_dir(cluster: str) -> Path:
+    """Node logs live outside the cluster directory so they outlive a failed `up` for reading."""
+    return paths.home() / "logs" / cluster
+
+
+class Stack:
+    def __init__(self, backend: Backend, dist: Distribution):
+        self.backend = backend
+        self.spec = backend.spec
+        self.dist = dist
+        self._started: list[tuple[Daemon, NodeSpec, subprocess.Popen]] = []
+
+    # --- where things are ------------------------------------------------------------------
+
+    def layout(self, node: NodeSpec) -> config.NodeLayout:
+        return config.NodeLayout(conf_dir=self.backend.node_dir(node) / "conf", disk=self.backend.node_disk(node),
+                                 log_dir=logs_dir(self.spec.name) / node.name)
+
+    def env(self, node: NodeSpec) -> dict[str, str]:
+        layout = self.layout(node)
+        return {
+            "PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+            "LANG": "C.UTF-8",
+            "JAVA_HOME": str(java_home()),
+            "HADOOP_CONF_DIR": str(layout.conf_dir),
+            "HADOOP_HOME": str(self.dist.hadoop_home),
+            "SPARK_HOME": str(self.dist.spark_home),
+            "SPARK_CONF_DIR": str(layout.conf_dir),
+            # Spark's launcher asks for it outside a source tree it can inspect.
+            "SPARK_SCALA_VERSION": distribution.SCALA_BINARY,
+            "HADOOP_USER_NAME": "root" if os.geteuid() == 0 else os.environ.get("USER", "sbclab"),
+        }
+
+    def java(self, node: NodeSpec, main_class: str, args: list[str], *, heap_mb: int | None = None,
+             add_opens: bool = False, log_file: str | None = None) -> list[str]:
+        """A `java` command line on the node's Hadoop classpath, the way bin/hadoop would build it."""
+        layout = self.layout(node)
+        argv = [str(java_home() / "bin" / "java")]
+        if heap_mb:
+            argv.append(f"-Xmx{heap_mb}m")
+        argv += ["-Djava.net.preferIPv4Stack=true", f"-Dhadoop.home.dir={self.dist.hadoop_home}",
+                 f"-Dhadoop.log.dir={layout.log_dir}", f"-Dyarn.log.dir={layout.log_dir}"]
+        if log_file:
+            argv += [f"-Dhadoop.log.file={log_file}", f"-Dyarn.log.file={log_file}", "-Dhadoop.root.logger=INFO,RFA"]
+        if add_opens:
+            argv.append(config.ADD_OPENS)
+        argv += ["-cp", f"{layout.conf_dir}:{self.dist.hadoop_classpath}", main_class, *args]
+        return argv
+
+    def daemon_log(self, daemon: Daemon, node: NodeSpec) -> Path:
+        return self.layout(node).log_dir / f"{daemon.key}.log"
+
+    def nodes_for(self, daemon: Daemon) -> list[NodeSpec]:
+        return [self.spec.master] if daemon.role == "master" else self.spec.worker_nodes
+
+    # --- bring-up -----------------------------------------------------------------------
+
+    def render(self) -> dict[str, dict[str, str]]:
+        """Write every node's configuration; return the master's, which clients use."""
+        rendered = {}
+        for node in self.spec.nodes:
+            layout = self.layout(node)
+            for folder in (layout.log_dir, layout.disk / "tmp", layout.spark_events):
+                folder.mkdir(parents=True, exist_ok=True)
+            rendered[node.name] = config.render(self.spec, node, layout, self.dist)
+        return rendered[self.spec.master.name]
+
+    def format_namenode(self) -> None:
+        node = self.spec.master
+        log = self.layout(node).log_dir / "namenode-format.log"
+        argv = self.java(node, NAMENODE.main_class, ["-format", "-nonInteractive", "-force",
+                                                     "-clusterId", f"sbclab-{self.spec.name}"], heap_mb=512)
+        status = self.backend.run(node, argv, self.env(node), log, timeout_s=180, label="namenode -format")
+        if status != 0:
+            raise SbclabError(f"Formatting HDFS on {node.name} failed (exit {status}).", f"Read {log}.")
+
+    def start(self, daemon: Daemon) -> None:
+        for node in self.nodes_for(daemon):
+            check = getattr(self.backend, "check_port_free", None)
+            if check:
+                for port_name in daemon.ports:
+                    port = config.shuffle_port(self.spec, node) if port_name == "shuffle" else config.PORTS[port_name]
+                    check(node, port, daemon.title)
+            layout = self.layout(node)
+            argv = self.java(node, daemon.main_class, [], heap_mb=daemon.heap_mb, add_opens=daemon.needs_add_opens,
+                             log_file=f"{daemon.key}.log")
+            out = open(layout.log_dir / f"{daemon.key}.out", "ab")
+            try:
+                proc = self.backend.popen(node, argv, self.env(node), out, cwd=layout.log_dir, label=daemon.key)
+            finally:
+                out.close()
+            self._started.append((daemon, node, proc))
+
+    def _check_alive(self) -> None:
+        for daemon, node, proc in self._started:
+            if proc.poll() is not None:
+                raise SbclabError(f"The {daemon.title} on {node.name} exited during start-up (status {proc.returncode}).",
+                                  f"Read {self.daemon_log(daemon, node)} and its .out file beside it.")
+
+    def _wait(self, what: str, ready, timeout_s: float, daemon: Daemon, node: NodeSpec) -> None:
+        deadline = time.monotonic() + timeout_s
+        last = None
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                if ready():
+                    return
+            except (requests.RequestException, ValueError, KeyError, IndexError) as err:
+                last = err
+            time.sleep(0.5)
+        raise SbclabError(f"{what} on {node.name} was not ready within {timeout_s:.0f} s"
+                          + (f" (last answer: {type(last).__name__})." if last else "."),
+                          f"Read {self.daemon_log(daemon, node)}.")
+
+    def start_all(self, timeout_s: float = 180) -> None:
+        """Start every daemon and wait until HDFS is out of safe mode and every NodeManager is registered."""
+        self.format_namenode()
+        self.start(NAMENODE)
+        self.start(RESOURCEMANAGER)
+        self.start(DATANODE)
+        self.start(NODEMANAGER)
+        workers = len(self.spec.worker_nodes)
+        master = self.spec.master
+        self._wait("HDFS (all DataNodes live, out of safe mode)",
+                   lambda: self.hdfs_ready(workers), timeout_s, NAMENODE, master)
+        self.start(JOBHISTORY)
+        self._wait("YARN (all NodeManagers registered)",
+                   lambda: len(self.yarn_nodes()) >= workers, timeout_s, NODEMANAGER, self.spec.worker_nodes[0])
+        self._wait("The JobHistory server", self.history_ready, timeout_s, JOBHISTORY, master)
+
+    # --- asking the daemons ----------------------------------------------------------------
+
+    def _get(self, port: str, path: str) -> dict:
+        url = f"http://{self.spec.master.address}:{config.PORTS[port]}{path}"
+        answer = requests.get(url, timeout=5)
+        answer.raise_for_status()
+        return answer.json()
+
+    def namenode_info(self) -> dict:
+        beans = self._get("namenode_http", "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo")["beans"]
+        return beans[0]
+
+    def live_datanodes(self) -> dict[str, dict]:
+        return json.loads(self.namenode_info()["LiveNodes"])
+
+    def hdfs_ready(self, workers: int) -> bool:
+        info = self.namenode_info()
+        return not info.get("Safemode") and len(json.loads(info["LiveNodes"])) >= workers
+
+    def yarn_nodes(self) -> list[dict]:
+        nodes = (self._get("rm_http", "/ws/v1/cluster/nodes").get("nodes") or {}).get("node") or []
+        return [n for n in nodes if n.get("state") == "RUNNING"]
+
+    def history_ready(self) -> bool:
+        return "historyInfo" in self._get("jhs_http", "/ws/v1/history/info")
+
+    def addresses(self) -> list[tuple[str, str, str]]:
+        """(daemon, node, address) of every daemon's RPC and web endpoints."""
+        rows = []
+        for daemon in ALL:
+            for node in self.nodes_for(daemon):
+                for port_name in daemon.ports:
+                    port = config.shuffle_port(self.spec, node) if port_name == "shuffle" else config.PORTS[port_name]
+                    rows.append((daemon.title, node.name, f"{node.address}:{port} ({port_name.replace('_', ' ')})"))
+        rows.append(("ResourceManager", self.spec.master.name, f"{self.spec.master.address}:8032 (rpc)"))
+        return rows

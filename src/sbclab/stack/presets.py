@@ -1,0 +1,28 @@
+"""Named sets of stack settings. `stock` is upstream's defaults; `paper` is the newest seed's.
+
+Only settings a preset changes are listed; everything else keeps its upstream default. Sizing from
+the node's profile (YARN memory and vcores) and the settings a cluster needs to run at all
+(addresses, directories, classpaths) are applied under every preset, see config.py.
+"""
+
+from ..errors import SbclabError
+from ..cluster.spec import ClusterSpec
+
+PRESETS = {
+    "stock": "upstream defaults of Hadoop 3.3.6 and Spark 3.5.0",
+    "paper": "Lee & Park 2026, Tables 9-10: dfs.replication 1, mapreduce.job.reduces 2, "
+             "spark.executor.instances = workers, spark.executor.cores 2",
+}
+
+
+def overrides(spec: ClusterSpec) -> dict[str, dict[str, str]]:
+    """Settings the preset sets, by file ('hdfs-site', 'mapred-site', 'spark-defaults', …)."""
+    if spec.preset == "stock":
+        return {}
+    if spec.preset == "paper":
+        return {
+            "hdfs-site": {"dfs.replication": "1"},
+            "mapred-site": {"mapreduce.job.reduces": "2"},
+            "spark-defaults": {"spark.executor.instances": str(spec.workers), "spark.executor.cores": "2"},
+        }
+    raise SbclabError(f"Unknown preset '{spec.preset}'.", f"Choose one of: {', '.join(PRESETS)}.")
