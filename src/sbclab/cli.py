@@ -1,0 +1,250 @@
+"""The command line: a thin layer over the library. Every command is a function tests can call."""
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__, profiles, suite
+from .cluster import lifecycle
+from .cluster import spec as cluster_spec
+from .cluster.backends import default_backend
+from .errors import SbclabError
+from .results import summary
+from .results.store import ResultsStore
+from .stack import distribution
+from .units import format_size, parse_size
+
+# Piped output (CI logs, `| tee`) keeps whole tables rather than Rich's 80-column default.
+console = Console(width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+
+def _say(message: str) -> None:
+    err_console.print(f"[dim]sbclab:[/dim] {message}")
+
+
+def _size(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        return parse_size(value)
+    except SbclabError as err:
+        raise click.BadParameter(str(err)) from err
+
+
+def cluster_options(func):
+    """Options that describe a cluster's shape, shared by `cluster up` and `run`."""
+    options = [
+        click.option("--name", default="lab", show_default=True, help="Cluster name; several clusters can coexist."),
+        click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="Number of worker nodes (a master is always added)."),
+        click.option("--profile", "board", default="rpi5b", show_default=True, help="Board profile of every node (see 'sbclab profiles list')."),
+        click.option("--storage", default="nvme", show_default=True, help="Storage medium profile of every node."),
+        click.option("--preset", type=click.Choice(cluster_spec.PRESETS), default="stock", show_default=True,
+                     help="stock = upstream defaults; paper = the newest seed's Tables 9-10."),
+        click.option("--backend", type=click.Choice(cluster_spec.BACKENDS), default=None,
+                     help="emulated (root: namespaces + cgroups, shaped) or processes (no root, unshaped). Default: emulated when root."),
+        click.option("--subnet", default="10.213.0.0/24", show_default=True, help="Private network of the emulated nodes."),
+        click.option("--disk-size", callback=_size, default=None,
+                     help="Size of each emulated node's filesystem, e.g. 8GiB. Default: 4GiB, more for large --size."),
+        click.option("--timeout", type=float, default=180, show_default=True, help="Seconds to wait for the daemons to be ready."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _spec(name, workers, board, storage, preset, backend, subnet, disk_size, data_bytes: int = 0) -> cluster_spec.ClusterSpec:
+    if backend is None:
+        backend = default_backend()
+        if backend == "processes":
+            _say("not root: using the processes backend (plain processes on this host, no resource shaping).")
+    # Input, sorted output and intermediate data of a TeraSort, spread over the workers, with room to spare.
+    wanted = max(cluster_spec.DEFAULT_DISK_BYTES, int(data_bytes * 8 / workers) + 2**30)
+    return cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage, workers=workers,
+                              subnet=subnet, disk_bytes=disk_size or wanted)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="sbclab")
+def main_group():
+    """Deploy Hadoop and Spark on a single-board-computer cluster (real or emulated), benchmark it, report it."""
+
+
+# --- cluster ---------------------------------------------------------------------------------
+
+@main_group.group()
+def cluster():
+    """Bring a cluster up, see how it is, take it down."""
+
+
+@cluster.command("up")
+@cluster_options
+def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size, timeout):
+    """Create the nodes, start HDFS, YARN and the JobHistory server, wait until they serve."""
+    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size)
+    result = lifecycle.up(spec, timeout_s=timeout, progress=_say)
+    _print_status(lifecycle.status(result))
+    _say(f"cluster '{name}' is up in {result.state.extra['bring_up_s']:.1f} s; take it down with 'sbclab cluster down --name {name}'.")
+
+
+@cluster.command("status")
+@click.option("--name", default="lab", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def cluster_status(name, as_json):
+    """Live DataNodes with capacity, YARN nodes with memory and vcores, and every daemon's address."""
+    report = lifecycle.status(lifecycle.attach(name))
+    if as_json:
+        click.echo(json.dumps(report, indent=1))
+    else:
+        _print_status(report)
+    if report["problems"]:
+        sys.exit(1)
+
+
+@cluster.command("down")
+@click.option("--name", default="lab", show_default=True)
+@click.option("--force", is_flag=True, help="Also remove what a crashed or interrupted 'up' left behind.")
+def cluster_down(name, force):
+    """Stop every daemon and remove the nodes: namespaces, links, cgroups, mounts, loop devices, files."""
+    leftovers = lifecycle.down(name, force=force)
+    if leftovers:
+        raise SbclabError(f"Could not remove: {', '.join(leftovers)}.", "Run 'sbclab cluster down --force' again, as root.")
+    _say(f"cluster '{name}' removed.")
+
+
+def _print_status(report: dict) -> None:
+    scale = report["scale"]
+    console.print(f"[bold]cluster {report['name']}[/bold]  backend {report['backend']}  preset {report['preset']}  "
+                  f"HDFS safe mode {report.get('safemode', '?')}")
+    if report["backend"] == "emulated":
+        console.print(f"emulated: CPU, disk and network scaled by {scale['factor']:.3g}, memory by {scale['memory_factor']:.3g}")
+    dn = Table(title="HDFS DataNodes (live)", title_justify="left")
+    for col in ("datanode", "capacity", "used", "remaining"):
+        dn.add_column(col)
+    for row in report["datanodes"]:
+        dn.add_row(row["address"], format_size(row["capacity"]), format_size(row["used"]), format_size(row["remaining"]))
+    console.print(dn)
+    yn = Table(title="YARN NodeManagers (running)", title_justify="left")
+    for col in ("node", "state", "memory (MB)", "vcores"):
+        yn.add_column(col)
+    for row in report["yarn_nodes"]:
+        yn.add_row(row["id"], row["state"], str(row["memory_mb"]), str(row["vcores"]))
+    console.print(yn)
+    ad = Table(title="Daemon addresses", title_justify="left")
+    for col in ("daemon", "node", "address"):
+        ad.add_column(col)
+    for row in report["addresses"]:
+        ad.add_row(row["daemon"], row["node"], row["address"])
+    console.print(ad)
+    for problem in report["problems"]:
+        err_console.print(f"[red]problem:[/red] {problem}")
+
+
+# --- run ----------------------------------------------------------------------------------------
+
+@main_group.command("run")
+@cluster_options
+@click.option("--size", default="256MB", show_default=True, help="TeraGen/TeraSort data size, e.g. 256MB, 1GB, 2GiB.")
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Directory the run documents and logs are written to.")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Times each benchmark runs (the seeds used 5).")
+@click.option("--pi-maps", type=click.IntRange(1, 10000), default=100, show_default=True, help="Pi: maps (Spark slices).")
+@click.option("--pi-samples", type=click.IntRange(1, 10**9), default=10000, show_default=True, help="Pi: samples per map.")
+def run_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, size, results, repetitions,
+                pi_maps, pi_samples):
+    """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored."""
+    size_bytes = parse_size(size)
+    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, size_bytes)
+    options = suite.SuiteOptions(size_bytes=size_bytes, results=results, repetitions=repetitions,
+                                 pi_maps=pi_maps, pi_samples=pi_samples)
+    runs = suite.run(spec, options, progress=_say)
+    _print_summary(ResultsStore(results), {r.run_id for r in runs})
+    if not all(r.succeeded for r in runs):
+        sys.exit(1)
+
+
+def _print_summary(store: ResultsStore, only: set[str] | None = None) -> None:
+    runs = [r for r in store.runs() if only is None or r.run_id in only]
+    console.print(summary.table(runs, title=f"Runs stored in {store.root}"))
+    note = summary.caption(runs)
+    if note:
+        console.print(f"[yellow]{note}[/yellow]")
+
+
+# --- results, stack, profiles --------------------------------------------------------------
+
+@main_group.group()
+def results():
+    """Read stored runs."""
+
+
+@results.command("summary")
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
+def results_summary(results_dir):
+    """The summary table of every run stored in RESULTS_DIR."""
+    _print_summary(ResultsStore(results_dir))
+
+
+@main_group.group()
+def stack():
+    """The Hadoop and Spark distributions sbclab deploys."""
+
+
+@stack.command("fetch")
+@click.option("--refresh", is_flag=True, help="Fetch again even if the cache looks complete.")
+def stack_fetch(refresh):
+    """Assemble Hadoop and Spark from Maven Central into the cache (once), build sbclab's Spark jobs."""
+    dist = distribution.fetch(refresh=refresh)
+    distribution.installed()
+    for key, value in dist.versions().items():
+        console.print(f"{key}: {value}")
+    console.print(f"hadoop: {dist.hadoop_home}\nspark: {dist.spark_home}\njobs: {dist.jobs_jar}")
+
+
+@main_group.group("profiles")
+def profiles_group():
+    """Board and storage profiles."""
+
+
+@profiles_group.command("list")
+def profiles_list():
+    """Every board and storage profile, with where its figures come from."""
+    boards = Table(title="Boards", title_justify="left")
+    for col in ("name", "description", "cores", "GHz", "RAM GiB", "idle W", "load W", "NIC Mb/s", "USD"):
+        boards.add_column(col)
+    for b in profiles.boards().values():
+        boards.add_row(b.name, b.description, str(b.cores), str(b.clock_ghz), str(b.ram_gib), str(b.idle_watts),
+                       str(b.load_watts), str(b.nic_mbps), str(b.price_usd))
+    console.print(boards)
+    media = Table(title="Storage (sequential MB/s, 4K IOPS, per board)", title_justify="left")
+    for col in ("name", "description", "board", "read MB/s", "write MB/s", "read IOPS", "write IOPS"):
+        media.add_column(col)
+    for s in profiles.storages().values():
+        for board_name, f in s.on_board.items():
+            media.add_row(s.name, s.description, board_name, str(f.seq_read_mb_s), str(f.seq_write_mb_s),
+                          str(f.rand_read_iops), str(f.rand_write_iops))
+    console.print(media)
+
+
+def main() -> None:
+    try:
+        main_group(standalone_mode=False)
+    except SbclabError as err:
+        err_console.print(f"[red]error:[/red] {err.message}")
+        if err.hint:
+            err_console.print(err.hint)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        err_console.print("interrupted; everything sbclab started was stopped and removed.")
+        sys.exit(130)
+    except KeyboardInterrupt:
+        err_console.print("interrupted; everything sbclab started was stopped and removed.")
+        sys.exit(130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)

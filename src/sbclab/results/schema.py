@@ -1,0 +1,72 @@
+"""The run document. Bump SCHEMA_VERSION on any incompatible change and teach store.py to migrate."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..cluster.spec import NodeSpec, Scale
+
+SCHEMA_VERSION = 1
+
+
+class Check(BaseModel):
+    name: str
+    passed: bool
+    detail: str
+
+
+class Validity(BaseModel):
+    """A run is valid when every check passed; `None` when nothing could be checked."""
+
+    valid: bool | None
+    checks: list[Check] = []
+
+    @classmethod
+    def of(cls, checks: list[Check]) -> "Validity":
+        return cls(valid=all(c.passed for c in checks) if checks else None, checks=checks)
+
+
+class ClusterShape(BaseModel):
+    name: str
+    backend: Literal["emulated", "processes"]
+    emulated: bool
+    shaped: bool
+    workers: int
+    board: str
+    storage: str
+    preset: str
+    nodes: list[NodeSpec]
+
+
+class RunRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    experiment_id: str
+    repetition: int = 1
+    workload: str
+    engine: Literal["hadoop", "spark"]
+    parameters: dict[str, Any]
+    cluster: ClusterShape
+    scale: Scale
+    versions: dict[str, str]
+    configuration: dict[str, dict[str, str]]
+    host: dict[str, Any]
+    command: list[str] = Field(description="the sbclab command line that made this run")
+    job_command: list[str] = Field(description="the engine client command line sbclab ran")
+    started_at: datetime
+    finished_at: datetime
+    wall_time_s: float
+    exit_status: int
+    validity: Validity
+    counters: dict[str, dict[str, float]] = {}
+    job_ids: list[str] = []
+    result: dict[str, Any] = {}
+    logs: dict[str, str] = Field(default={}, description="log files, relative to the results directory")
+    notes: list[str] = []
+
+    @property
+    def succeeded(self) -> bool:
+        return self.exit_status == 0 and self.validity.valid is not False

@@ -1,0 +1,73 @@
+"""The results directory: runs/<run_id>.json (one document per run) and logs/<run_id>/.
+
+Runs are written atomically as each finishes, so an interrupted suite loses nothing already run
+and leaves no half-written document. A document with an unknown schema version is refused.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .. import atomic
+from ..errors import SbclabError
+from .schema import SCHEMA_VERSION, RunRecord
+
+
+class ResultsStore:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.root / "runs"
+
+    def logs_dir(self, run_id: str) -> Path:
+        return self.root / "logs" / run_id
+
+    def write(self, run: RunRecord) -> Path:
+        path = self.runs_dir / f"{run.run_id}.json"
+        if path.exists():
+            raise SbclabError(f"A run with id {run.run_id} is already stored in {self.root}.",
+                              "Run ids are unique; this is a bug, please report it.")
+        atomic.write_text(path, run.model_dump_json(indent=1) + "\n")
+        return path
+
+    def keep_log(self, run_id: str, source: Path, name: str | None = None) -> str | None:
+        """Copy a log file or folder into the store; return its path relative to the results directory."""
+        source = Path(source)
+        if not source.exists():
+            return None
+        target = self.logs_dir(run_id) / (name or source.name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+        return str(target.relative_to(self.root))
+
+    def runs(self) -> list[RunRecord]:
+        if not self.root.exists():
+            raise SbclabError(f"There is no results directory {self.root}.",
+                              "Give the directory you passed to 'sbclab run --results'.")
+        runs = [load(path) for path in sorted(self.runs_dir.glob("*.json"))]
+        return sorted(runs, key=lambda r: r.started_at)
+
+
+def load(path: Path) -> RunRecord:
+    try:
+        raw = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise SbclabError(f"{path} is not a readable run document ({err}).",
+                          "Move it out of the results directory, or restore it from a backup.") from err
+    version = raw.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise SbclabError(f"{path} has schema version {version}; this sbclab reads version {SCHEMA_VERSION}.",
+                          "Read it with the sbclab version that wrote it, or upgrade sbclab.")
+    try:
+        return RunRecord.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise SbclabError(f"{path} does not match the run schema at '{'.'.join(map(str, first['loc']))}': {first['msg']}.",
+                          "Move it out of the results directory.") from err

@@ -1,0 +1,95 @@
+"""Submitting work to a running cluster the way a user on the master node would.
+
+Hadoop jobs go through RunJar (what `hadoop jar` runs); Spark jobs through Spark's own launcher,
+which builds the driver command line (module flags, classpath) exactly as `spark-submit` does.
+"""
+
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..errors import SbclabError
+from . import counters as engine_counters
+from .daemons import Stack
+
+
+@dataclass
+class JobOutcome:
+    command: list[str]
+    exit_status: int
+    started_at: datetime
+    finished_at: datetime
+    wall_time_s: float
+    log: Path
+    output: str
+    job_ids: list[str] = field(default_factory=list)
+    counters: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def _timed(stack: Stack, argv: list[str], log: Path, label: str, timeout_s: float) -> JobOutcome:
+    master = stack.spec.master
+    log.parent.mkdir(parents=True, exist_ok=True)
+    offset = log.stat().st_size if log.exists() else 0
+    started_at = datetime.now(timezone.utc)
+    start = time.monotonic()
+    status = stack.backend.run(master, argv, stack.env(master), log, timeout_s=timeout_s, label=label)
+    wall = time.monotonic() - start
+    with open(log, errors="replace") as f:
+        f.seek(offset)
+        output = f.read()
+    return JobOutcome(argv, status, started_at, datetime.now(timezone.utc), wall, log, output)
+
+
+def hadoop_jar(stack: Stack, jar: Path, args: list[str], log: Path, label: str, timeout_s: float = 7200) -> JobOutcome:
+    argv = stack.java(stack.spec.master, "org.apache.hadoop.util.RunJar", [str(jar), *args])
+    outcome = _timed(stack, argv, log, label, timeout_s)
+    outcome.job_ids = engine_counters.hadoop_job_ids(outcome.output)
+    outcome.counters = engine_counters.hadoop_counters(outcome.output)
+    return outcome
+
+
+def hadoop_class(stack: Stack, main_class: str, args: list[str], log: Path, label: str,
+                 timeout_s: float = 7200) -> JobOutcome:
+    argv = stack.java(stack.spec.master, main_class, args)
+    outcome = _timed(stack, argv, log, label, timeout_s)
+    outcome.job_ids = engine_counters.hadoop_job_ids(outcome.output)
+    outcome.counters = engine_counters.hadoop_counters(outcome.output)
+    return outcome
+
+
+def fs(stack: Stack, args: list[str], log: Path, check: bool = True) -> JobOutcome:
+    """`hdfs dfs ARGS` on the master."""
+    outcome = _timed(stack, stack.java(stack.spec.master, "org.apache.hadoop.fs.FsShell", args), log,
+                     f"hdfs dfs {args[0]}", 600)
+    if check and outcome.exit_status != 0:
+        raise SbclabError(f"'hdfs dfs {' '.join(args)}' failed (exit {outcome.exit_status}).", f"Read {log}.")
+    return outcome
+
+
+def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[str],
+                         conf: dict[str, str] | None = None) -> list[str]:
+    """The driver command line Spark's launcher builds for `spark-submit --class main_class jar args`."""
+    master = stack.spec.master
+    env = stack.env(master)
+    submit = ["org.apache.spark.deploy.SparkSubmit", "--class", main_class]
+    for key, value in (conf or {}).items():
+        submit += ["--conf", f"{key}={value}"]
+    launcher = [env["JAVA_HOME"] + "/bin/java", "-Xmx128m", "-cp", f"{stack.dist.spark_jars}/*",
+                "org.apache.spark.launcher.Main", *submit, str(jar), *args]
+    built = subprocess.run(launcher, env=env, capture_output=True, timeout=120)
+    command = [part.strip() for part in built.stdout.decode().split("\0") if part.strip()]
+    if built.returncode != 0 or not command:
+        lines = built.stderr.decode(errors="replace").strip().splitlines()
+        raise SbclabError(f"Spark's launcher could not build the spark-submit command: {lines[-1] if lines else 'no output'}.",
+                          "Run 'sbclab stack fetch --refresh' to restore the Spark distribution.")
+    return command
+
+
+def spark_submit(stack: Stack, main_class: str, jar: Path, args: list[str], log: Path, label: str,
+                 conf: dict[str, str] | None = None, timeout_s: float = 7200) -> JobOutcome:
+    command = spark_submit_command(stack, main_class, jar, args, conf)
+    outcome = _timed(stack, command, log, label, timeout_s)
+    outcome.job_ids = engine_counters.yarn_application_ids(outcome.output)
+    return outcome

@@ -1,0 +1,88 @@
+"""Reading the engines' own figures: Hadoop job counters from the client's report, Spark task metrics from the event log."""
+
+import json
+import re
+from pathlib import Path
+
+_COUNTERS_HEADER = re.compile(r"INFO mapreduce\.Job: Counters: \d+")
+_JOB_ID = re.compile(r"Running job: (job_\d+_\d+)")
+_APP_ID = re.compile(r"(application_\d+_\d+)")
+
+
+def hadoop_counters(client_log: str) -> dict[str, dict[str, float]]:
+    """The counters block a MapReduce client prints when its job ends, as {group: {name: value}}.
+
+    The client prints groups at one tab and counters at two ('name=value'); a log with several
+    jobs yields the last one's counters.
+    """
+    blocks = list(_COUNTERS_HEADER.finditer(client_log))
+    if not blocks:
+        return {}
+    counters: dict[str, dict[str, float]] = {}
+    group = None
+    for line in client_log[blocks[-1].end():].splitlines()[1:]:
+        if line.startswith("\t\t") and "=" in line and group is not None:
+            name, _, value = line.strip().rpartition("=")
+            try:
+                counters[group][name] = float(value) if "." in value else int(value)
+            except ValueError:
+                break
+        elif line.startswith("\t") and not line.startswith("\t\t"):
+            group = line.strip()
+            counters[group] = {}
+        else:
+            break
+    return counters
+
+
+def hadoop_job_ids(client_log: str) -> list[str]:
+    return _JOB_ID.findall(client_log)
+
+
+def yarn_application_ids(client_log: str) -> list[str]:
+    return sorted(set(_APP_ID.findall(client_log)))
+
+
+# Spark task metrics summed over every task of the application, named like the Spark UI.
+_SPARK_METRICS = {
+    "executor_run_time_ms": ("Executor Run Time",),
+    "executor_cpu_time_ns": ("Executor CPU Time",),
+    "jvm_gc_time_ms": ("JVM GC Time",),
+    "memory_bytes_spilled": ("Memory Bytes Spilled",),
+    "disk_bytes_spilled": ("Disk Bytes Spilled",),
+    "input_bytes_read": ("Input Metrics", "Bytes Read"),
+    "input_records_read": ("Input Metrics", "Records Read"),
+    "output_bytes_written": ("Output Metrics", "Bytes Written"),
+    "output_records_written": ("Output Metrics", "Records Written"),
+    "shuffle_bytes_written": ("Shuffle Write Metrics", "Shuffle Bytes Written"),
+    "shuffle_records_written": ("Shuffle Write Metrics", "Shuffle Records Written"),
+    "shuffle_remote_bytes_read": ("Shuffle Read Metrics", "Remote Bytes Read"),
+    "shuffle_local_bytes_read": ("Shuffle Read Metrics", "Local Bytes Read"),
+    "shuffle_remote_bytes_read_to_disk": ("Shuffle Read Metrics", "Remote Bytes Read To Disk"),
+}
+
+
+def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
+    """Task and stage totals from a Spark event log (one JSON event per line)."""
+    totals = {key: 0 for key in _SPARK_METRICS}
+    tasks = {"tasks": 0, "failed_tasks": 0, "stages": 0, "executors_added": 0}
+    with open(event_log) as events:
+        for line in events:
+            event = json.loads(line)
+            kind = event.get("Event")
+            if kind == "SparkListenerTaskEnd":
+                tasks["tasks"] += 1
+                if (event.get("Task End Reason") or {}).get("Reason") != "Success":
+                    tasks["failed_tasks"] += 1
+                metrics = event.get("Task Metrics") or {}
+                for key, path in _SPARK_METRICS.items():
+                    value = metrics
+                    for part in path:
+                        value = value.get(part, {}) if isinstance(value, dict) else {}
+                    if isinstance(value, (int, float)):
+                        totals[key] += value
+            elif kind == "SparkListenerStageCompleted":
+                tasks["stages"] += 1
+            elif kind == "SparkListenerExecutorAdded":
+                tasks["executors_added"] += 1
+    return {"tasks": tasks, "task_metrics": totals}

@@ -1,0 +1,72 @@
+"""The main job: a cluster, Hadoop TeraGen → TeraSort → TeraValidate and Spark Pi, every run stored.
+
+If a cluster of the same name and shape is already up it is used and left up; otherwise one is
+brought up for the job and always torn down afterwards, also on error or Ctrl-C.
+"""
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cluster import lifecycle
+from .cluster.spec import ClusterSpec
+from .cluster.state import ClusterState
+from .errors import SbclabError
+from .results.schema import RunRecord
+from .results.store import ResultsStore
+from .workloads import pi, terasort
+from .workloads.base import RunContext
+
+
+@dataclass
+class SuiteOptions:
+    size_bytes: int
+    results: Path
+    repetitions: int = 1
+    pi_maps: int = pi.DEFAULT_MAPS
+    pi_samples: int = pi.DEFAULT_SAMPLES
+
+
+def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
+    keep = ("backend", "preset", "board", "storage", "workers")
+    return all(getattr(a, k) == getattr(b, k) for k in keep)
+
+
+@contextmanager
+def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180):
+    """The running cluster if it matches the spec, else a new one that is removed on exit."""
+    if spec.name in ClusterState.names():
+        cluster = lifecycle.attach(spec.name)
+        if not _same_shape(cluster.spec, spec):
+            raise SbclabError(
+                f"Cluster '{spec.name}' is up with another shape ({cluster.spec.workers} x {cluster.spec.board}/"
+                f"{cluster.spec.storage}, {cluster.spec.backend}, preset {cluster.spec.preset}).",
+                f"Take it down with 'sbclab cluster down --name {spec.name}', or run with --name another.")
+        progress(f"using running cluster '{spec.name}'")
+        yield cluster
+        return
+    progress(f"bringing up '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} ({spec.backend})")
+    cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress)
+    try:
+        with lifecycle.interrupts_as_exceptions():
+            yield cluster
+    finally:
+        progress(f"tearing down '{spec.name}'")
+        leftovers = lifecycle.down(spec.name, force=True)
+        if leftovers:
+            raise SbclabError(f"Could not remove: {', '.join(leftovers)}.",
+                              f"Run 'sbclab cluster down --force --name {spec.name}' and check 'ip netns', 'losetup -a'.")
+
+
+def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None) -> list[RunRecord]:
+    store = ResultsStore(options.results)
+    runs: list[RunRecord] = []
+    with cluster_for(spec, progress) as cluster:
+        ctx = RunContext(cluster=cluster, store=store, progress=progress)
+        for repetition in range(1, options.repetitions + 1):
+            generated = terasort.teragen(ctx, options.size_bytes, repetition)
+            if generated is not None:
+                runs.append(generated)
+            runs.append(terasort.terasort(ctx, options.size_bytes, repetition))
+            runs.append(pi.spark_pi(ctx, options.pi_maps, options.pi_samples, repetition))
+    return runs

@@ -1,0 +1,1 @@
+"""Benchmarks, one module each: prepare input, run on an engine, validate the output, read counters."""
