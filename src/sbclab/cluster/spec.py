@@ -123,8 +123,8 @@ def _check_name(name: str) -> None:
 
 def _addresses(backend: str, subnet: str, count: int) -> list[str]:
     if backend == "processes":
-        # Every 127.x address reaches loopback, so each node gets its own and keeps the usual ports.
-        net = ipaddress.ip_network("127.0.213.0/24")
+        # All on loopback; nodes are told apart by their ports (stack/config.py).
+        return ["127.0.0.1"] * count
     else:
         try:
             net = ipaddress.ip_network(subnet, strict=True)
@@ -182,5 +182,5 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
             yarn_vcores=b.cores if role == "worker" else 0,
         ))
     return ClusterSpec(name=name, backend=backend, preset=preset, board=board, storage=storage,
-                       workers=workers, subnet=subnet if backend == "emulated" else "127.0.213.0/24",
+                       workers=workers, subnet=subnet if backend == "emulated" else "127.0.0.1/32",
                        nodes=tuple(nodes), scale=scale)

@@ -43,14 +43,23 @@ class NodeLayout:
         return self.disk / "spark-events"
 
 
-def shuffle_port(spec: ClusterSpec, node: NodeSpec) -> int:
-    # The ShuffleHandler binds every interface; nodes sharing the host's loopback need their own port.
-    return PORTS["shuffle"] + (spec.nodes.index(node) if spec.backend == "processes" else 0)
+def port(spec: ClusterSpec, node: NodeSpec, name: str) -> int:
+    """A daemon's port on a node. Processes-backend nodes share 127.0.0.1, so each gets its own block.
+
+    They cannot have addresses of their own: a DataNode's connection to the NameNode leaves from
+    127.0.0.1 whatever 127.x address it listens on, and the NameNode registers DataNodes by the
+    address a connection comes from.
+    """
+    return PORTS[name] + (100 * spec.nodes.index(node) if spec.backend == "processes" else 0)
 
 
 def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> dict[str, dict[str, str]]:
     master = spec.master.address
     me = node.address
+
+    def mine(name: str) -> str:
+        return f"{me}:{port(spec, node, name)}"
+
     workers = spec.worker_nodes
     max_container_mb = min(8192, min(w.yarn_memory_mb for w in workers))
     max_container_vcores = min(4, min(w.yarn_vcores for w in workers))
@@ -66,9 +75,9 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "dfs.namenode.secondary.http-address": f"{master}:9868",
             "dfs.namenode.name.dir": str(layout.disk / "hdfs" / "namenode"),
             "dfs.datanode.data.dir": str(layout.disk / "hdfs" / "datanode"),
-            "dfs.datanode.address": f"{me}:{PORTS['datanode']}",
-            "dfs.datanode.http.address": f"{me}:{PORTS['datanode_http']}",
-            "dfs.datanode.ipc.address": f"{me}:{PORTS['datanode_ipc']}",
+            "dfs.datanode.address": mine("datanode"),
+            "dfs.datanode.http.address": mine("datanode_http"),
+            "dfs.datanode.ipc.address": mine("datanode_ipc"),
             "dfs.datanode.hostname": me,
             # Nodes are known by address, not by a name a DNS would resolve.
             "dfs.namenode.datanode.registration.ip-hostname-check": "false",
@@ -79,8 +88,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "yarn.resourcemanager.hostname": master,
             "yarn.nodemanager.hostname": me,
             "yarn.nodemanager.address": f"{me}:0",
-            "yarn.nodemanager.localizer.address": f"{me}:{PORTS['nm_localizer']}",
-            "yarn.nodemanager.webapp.address": f"{me}:{PORTS['nm_http']}",
+            "yarn.nodemanager.localizer.address": mine("nm_localizer"),
+            "yarn.nodemanager.webapp.address": mine("nm_http"),
             "yarn.nodemanager.local-dirs": str(layout.disk / "yarn" / "local"),
             "yarn.nodemanager.log-dirs": str(layout.log_dir / "userlogs"),
             "yarn.nodemanager.aux-services": "mapreduce_shuffle",
@@ -104,7 +113,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "mapreduce.jobhistory.webapp.address": f"{master}:{PORTS['jhs_http']}",
             "mapreduce.jobhistory.admin.address": f"{master}:{PORTS['jhs_admin']}",
             "mapreduce.application.classpath": classpath,
-            "mapreduce.shuffle.port": str(shuffle_port(spec, node)),
+            "mapreduce.shuffle.port": str(port(spec, node, "shuffle")),
             "yarn.app.mapreduce.am.admin-command-opts": ADD_OPENS,
         },
         "spark-defaults": {

@@ -129,8 +129,7 @@ class Stack:
             check = getattr(self.backend, "check_port_free", None)
             if check:
                 for port_name in daemon.ports:
-                    port = config.shuffle_port(self.spec, node) if port_name == "shuffle" else config.PORTS[port_name]
-                    check(node, port, daemon.title)
+                    check(node, config.port(self.spec, node, port_name), daemon.title)
             layout = self.layout(node)
             argv = self.java(node, daemon.main_class, [], heap_mb=daemon.heap_mb, add_opens=daemon.needs_add_opens,
                              log_file=f"{daemon.key}.log")
@@ -210,7 +209,7 @@ class Stack:
         for daemon in ALL:
             for node in self.nodes_for(daemon):
                 for port_name in daemon.ports:
-                    port = config.shuffle_port(self.spec, node) if port_name == "shuffle" else config.PORTS[port_name]
-                    rows.append((daemon.title, node.name, f"{node.address}:{port} ({port_name.replace('_', ' ')})"))
+                    rows.append((daemon.title, node.name,
+                                 f"{node.address}:{config.port(self.spec, node, port_name)} ({port_name.replace('_', ' ')})"))
         rows.append(("ResourceManager", self.spec.master.name, f"{self.spec.master.address}:8032 (rpc)"))
         return rows

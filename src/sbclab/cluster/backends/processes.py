@@ -1,7 +1,7 @@
 """Nodes as plain processes on this host: no root, no shaping, results labelled accordingly.
 
-Each node gets its own loopback address (127.0.213.x; all of 127/8 reaches lo) and its own
-directories, so the daemons keep their usual ports and every node looks alike to Hadoop.
+Every node listens on 127.0.0.1 with its own block of ports (stack/config.py) and has its own
+directories.
 """
 
 import shutil

@@ -1,0 +1,41 @@
+# The README's two commands: `make demo` (the main job) and `make test` (what CI runs).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Maven's and sbclab's caches; both survive `make clean` so a second run is offline.
+export SBCLAB_HOME ?= $(HOME)/.sbclab
+
+SIZE ?= 256MB
+RESULTS ?= results
+
+.PHONY: setup system-deps python-deps stack demo test unit-test bench clean
+
+setup: system-deps python-deps stack
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+python-deps: $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
+
+stack: python-deps
+	$(BIN)/sbclab stack fetch
+
+demo: setup
+	$(BIN)/sbclab run --workers 2 --profile rpi5b --storage nvme --size $(SIZE) --results $(RESULTS)
+
+test: setup
+	$(BIN)/pytest -v --timeout=1800 tests
+
+unit-test: python-deps
+	$(BIN)/pytest -v tests/unit
+
+bench: setup
+	$(BIN)/python bench/bringup.py
+	$(BIN)/python bench/harness_overhead.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info java/jobs/target

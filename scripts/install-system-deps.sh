@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sbclab needs, skipping apt entirely when they are all present.
+set -euo pipefail
+
+packages=(
+  iproute2          # ip netns, veth, bridge, tc: the emulated nodes' network
+  util-linux        # losetup, mount, unshare, nsenter
+  e2fsprogs         # mkfs.ext4 for each node's filesystem
+  procps            # ps/pgrep used when reading leftovers
+  openjdk-17-jdk-headless  # Hadoop 3.3.6 and Spark 3.5 run on Java 17
+  maven             # assembles Hadoop and Spark from Maven Central, builds the Spark jobs
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "sbclab needs these Debian packages: ${missing[*]}" >&2
+  echo "Install them as root (apt-get install ${missing[*]}), then run this again." >&2
+  exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

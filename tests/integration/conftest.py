@@ -1,0 +1,84 @@
+"""Integration tests bring up real clusters: emulated when root, processes otherwise.
+
+Every fixture removes what it made, also when a test fails, and the tests check the host holds no
+namespace, mount, loop device, cgroup, link or process of sbclab's afterwards.
+"""
+
+import os
+import socket
+import subprocess
+
+import psutil
+import pytest
+
+from sbclab.cluster import lifecycle, spec
+from sbclab.cluster.backends import default_backend
+from sbclab.stack import distribution
+
+NOTHING = {"namespaces": 0, "mounts": 0, "loop_devices": 0, "cgroups": 0, "links": 0, "processes": 0}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def stack_is_installed():
+    # `make test` fetches the stack first; without it every test here would fail for the same reason.
+    distribution.installed()
+
+
+def small_spec(name: str, backend: str | None = None, **kw) -> spec.ClusterSpec:
+    return spec.build(name=name, backend=backend or default_backend(), workers=2, disk_bytes=2 * 2**30, **kw)
+
+
+@pytest.fixture
+def clean_host():
+    """Asserts the host holds nothing of sbclab's after the test, whatever the test did."""
+    assert lifecycle.leftovers_on_host() == NOTHING, "a previous run leaked; run 'sbclab cluster down --force'"
+    yield
+    assert lifecycle.leftovers_on_host() == NOTHING
+
+
+def host_addresses() -> list[str]:
+    """This host's own IPv4 addresses, other than the emulated cluster's bridges."""
+    found = []
+    for name, addresses in psutil.net_if_addrs().items():
+        if name.startswith("sb-"):
+            continue
+        found += [a.address for a in addresses if a.family == socket.AF_INET]
+    return found
+
+
+def reachable(address: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex((address, port)) == 0
+
+
+def listening_sockets(cluster: lifecycle.Cluster) -> dict[str, list[str]]:
+    """Listening TCP addresses per node ('ip:port')."""
+    result = {}
+    if cluster.spec.backend == "emulated":
+        for node in cluster.spec.nodes:
+            ns = cluster.backend.netns(node)
+            out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-ltnH"], capture_output=True, text=True).stdout
+            result[node.name] = [line.split()[3] for line in out.splitlines() if line.strip()]
+        return result
+    pids_by_node: dict[str, set[int]] = {}
+    for entry in cluster.state.of_kind("process"):
+        try:
+            proc = psutil.Process(entry["pid"])
+            pids_by_node.setdefault(entry["node"], set()).update({proc.pid, *(c.pid for c in proc.children(True))})
+        except psutil.Error:
+            pass
+    for node, pids in pids_by_node.items():
+        result[node] = [f"{c.laddr.ip}:{c.laddr.port}" for c in psutil.net_connections("tcp")
+                        if c.status == psutil.CONN_LISTEN and c.pid in pids]
+    return result
+
+
+def remove_if_left(name: str) -> None:
+    if os.path.exists(lifecycle.paths.cluster_dir(name) / "state.json"):
+        lifecycle.down(name, force=True)

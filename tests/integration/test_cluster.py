@@ -1,0 +1,105 @@
+"""A real 2-worker cluster: bring-up, status, binding, the first slice's workloads, stored runs, teardown."""
+
+import json
+
+import pytest
+
+from sbclab.cluster import lifecycle
+from sbclab.results.schema import SCHEMA_VERSION
+from sbclab.results.store import ResultsStore
+from sbclab.stack import config
+from sbclab.workloads import pi, terasort
+from sbclab.workloads.base import RunContext
+
+from .conftest import NOTHING, host_addresses, listening_sockets, reachable, remove_if_left, small_spec
+
+NAME = "itest"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    remove_if_left(NAME)
+    assert lifecycle.leftovers_on_host() == NOTHING
+    up = lifecycle.up(small_spec(NAME))
+    try:
+        yield up
+    finally:
+        remove_if_left(NAME)
+
+
+def test_status_shows_live_datanodes_and_yarn_nodes(cluster):
+    report = lifecycle.status(cluster)
+    assert report["problems"] == []
+    assert report["safemode"] == "off"
+    assert len(report["datanodes"]) == 2
+    worker_addresses = {w.address for w in cluster.spec.worker_nodes}
+    for dn in report["datanodes"]:
+        assert dn["address"].split(":")[0] in worker_addresses
+        assert dn["capacity"] > 1.5 * 2**30
+    assert len(report["yarn_nodes"]) == 2
+    for nm in report["yarn_nodes"]:
+        assert nm["memory_mb"] == cluster.spec.worker_nodes[0].yarn_memory_mb
+        assert nm["vcores"] == 4
+    daemons = {row["daemon"] for row in report["addresses"]}
+    assert daemons == {"NameNode", "ResourceManager", "JobHistory server", "DataNode", "NodeManager"}
+
+
+def test_daemons_listen_on_node_addresses_only(cluster):
+    node_addresses = {n.address for n in cluster.spec.nodes}
+    shuffle_ports = {config.port(cluster.spec, n, "shuffle") for n in cluster.spec.nodes}
+    for node, sockets in listening_sockets(cluster).items():
+        assert sockets, node
+        for sock in sockets:
+            ip, port = sock.rsplit(":", 1)
+            if ip in ("0.0.0.0", "*", "[::]") and int(port) in shuffle_ports:
+                continue  # Hadoop's ShuffleHandler has no bind-address setting
+            assert ip in node_addresses or ip.startswith("127.0.0."), f"{node} listens on {sock}"
+
+
+def test_daemons_are_not_reachable_on_the_hosts_other_addresses(cluster):
+    ports = [config.PORTS[p] for p in ("namenode_rpc", "namenode_http", "rm_http", "jhs_http", "datanode", "nm_http")]
+    for address in host_addresses():
+        for port in ports:
+            assert not reachable(address, port), f"{address}:{port} answers"
+    assert reachable(cluster.spec.master.address, config.PORTS["namenode_http"])
+
+
+def test_terasort_and_spark_pi_end_to_end(cluster, tmp_path):
+    store = ResultsStore(tmp_path / "results")
+    ctx = RunContext(cluster=cluster, store=store)
+    gen = terasort.teragen(ctx, 5 * 10**6)
+    sort = terasort.terasort(ctx, 5 * 10**6)
+    estimate = pi.spark_pi(ctx, slices=4, samples_per_slice=5000)
+
+    assert gen.succeeded and gen.validity.valid
+    assert gen.result["rows"] == 50_000 and gen.result["checksum"]
+    assert sort.succeeded and sort.validity.valid
+    assert {c.name for c in sort.validity.checks} >= {"TeraValidate error rows", "checksum equals TeraGen's"}
+    fs = sort.counters["File System Counters"]
+    assert fs["HDFS: Number of bytes written"] == 5 * 10**6
+    assert fs["FILE: Number of bytes written"] > 0
+    assert sort.counters["Job Counters"]["Launched reduce tasks"] >= 1
+    assert estimate.succeeded and abs(estimate.result["estimate"] - 3.14159) < 0.1
+    assert estimate.counters["tasks"]["tasks"] == 4
+
+    stored = store.runs()
+    assert [r.run_id for r in stored] == [gen.run_id, sort.run_id, estimate.run_id]
+    for run in stored:
+        raw = json.loads((store.runs_dir / f"{run.run_id}.json").read_text())
+        assert raw["schema_version"] == SCHEMA_VERSION
+        assert raw["versions"]["hadoop"] == "3.3.6" and raw["versions"]["spark"] == "3.5.0"
+        assert raw["cluster"]["backend"] == cluster.spec.backend
+        assert raw["scale"]["factor"] == cluster.spec.scale.factor
+        assert (store.root / raw["logs"]["client"]).exists()
+        assert raw["wall_time_s"] > 0
+
+
+def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
+    ctx = RunContext(cluster=cluster, store=ResultsStore(tmp_path / "r"))
+    assert terasort.teragen(ctx, 5 * 10**6) is None
+
+
+def test_down_leaves_nothing_behind(cluster):
+    assert lifecycle.down(NAME) == []
+    assert lifecycle.leftovers_on_host() == NOTHING
+    assert not lifecycle.paths.cluster_dir(NAME).exists()

@@ -1,0 +1,62 @@
+"""A failed or interrupted bring-up removes everything it had created."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sbclab.cluster import lifecycle
+from sbclab.cluster.state import ClusterState
+from sbclab.errors import SbclabError
+
+from .conftest import NOTHING, remove_if_left, small_spec
+
+
+def test_daemons_not_ready_in_time_is_one_sentence_and_no_leftovers(clean_host):
+    remove_if_left("ifault")
+    with pytest.raises(SbclabError) as err:
+        lifecycle.up(small_spec("ifault"), timeout_s=0.5)
+    message = str(err.value)
+    assert "not ready within" in message and "Read " in message and ".log" in message
+    assert "ifault" not in ClusterState.names()
+
+
+def test_a_cluster_name_in_use_is_refused(clean_host):
+    remove_if_left("idup")
+    ClusterState.create(small_spec("idup"))
+    try:
+        with pytest.raises(SbclabError) as err:
+            lifecycle.up(small_spec("idup"))
+        assert "down --force" in str(err.value)
+    finally:
+        assert lifecycle.down("idup", force=True) == []
+
+
+def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
+    remove_if_left("intr")
+    up = subprocess.Popen([sys.executable, "-c", "from sbclab.cli import main; main()", "cluster", "up", "--name", "intr",
+                           "--disk-size", "2GiB"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        state_file = lifecycle.paths.cluster_dir("intr") / "state.json"
+        # Interrupt once daemons are starting: the most resources exist then.
+        while time.monotonic() < deadline:
+            if state_file.exists() and '"kind": "process"' in state_file.read_text():
+                break
+            assert up.poll() is None, up.stdout.read()
+            time.sleep(0.2)
+        else:
+            pytest.fail("cluster up never started a daemon")
+        os.kill(up.pid, signal.SIGINT)
+        output, _ = up.communicate(timeout=120)
+    finally:
+        if up.poll() is None:
+            up.kill()
+        remove_if_left("intr")
+    assert up.returncode == 130, output
+    assert "interrupted" in output
+    assert lifecycle.leftovers_on_host() == NOTHING

@@ -1,0 +1,51 @@
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from sbclab.cli import main_group
+
+
+def sbclab(*args):
+    return subprocess.run([sys.executable, "-c", "from sbclab.cli import main; main()", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("path", [[], ["cluster"], ["cluster", "up"], ["cluster", "status"], ["cluster", "down"],
+                                  ["run"], ["results", "summary"], ["stack", "fetch"], ["profiles", "list"]])
+def test_every_command_has_help(path):
+    result = CliRunner().invoke(main_group, [*path, "--help"])
+    assert result.exit_code == 0
+    assert "Usage:" in result.output
+
+
+def test_run_accepts_the_documented_options():
+    help_text = CliRunner().invoke(main_group, ["run", "--help"]).output
+    for option in ("--workers", "--profile", "--storage", "--size", "--preset", "--results"):
+        assert option in help_text
+
+
+def test_bad_size_is_a_sentence_with_an_example_not_a_traceback():
+    done = sbclab("run", "--size", "lots")
+    assert done.returncode != 0
+    assert "256MB" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_unknown_profile_lists_valid_names():
+    done = sbclab("cluster", "up", "--profile", "rpi9")
+    assert done.returncode == 2
+    assert "rpi5b" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_status_of_a_cluster_that_is_not_up(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "from sbclab.cli import main; main()", "cluster", "status",
+                           "--name", "nosuch"], capture_output=True, text=True, env={"SBCLAB_HOME": str(tmp_path),
+                                                                                     "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 2
+    assert "sbclab cluster up" in done.stderr
+
+
+def test_profiles_list_shows_boards_and_media():
+    out = CliRunner().invoke(main_group, ["profiles", "list"]).output
+    assert "rpi5b" in out and "microsd" in out

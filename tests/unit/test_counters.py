@@ -1,0 +1,45 @@
+import json
+
+from sbclab.stack import counters
+
+CLIENT_LOG = """\
+2026-11-22 03:04:52,729 INFO mapreduce.Job: Running job: job_1795316657502_0001
+2026-11-22 03:05:30,001 INFO mapreduce.Job: Job job_1795316657502_0001 completed successfully
+2026-11-22 03:05:30,101 INFO mapreduce.Job: Counters: 3
+\tFile System Counters
+\t\tFILE: Number of bytes written=553144
+\t\tHDFS: Number of bytes written=10000000
+\torg.apache.hadoop.examples.terasort.TeraGen$Counters
+\t\tCHECKSUM=214574985129000
+2026-11-22 03:05:30,200 INFO something else
+"""
+
+
+def test_hadoop_counters_are_read_by_group():
+    parsed = counters.hadoop_counters(CLIENT_LOG)
+    assert parsed["File System Counters"]["HDFS: Number of bytes written"] == 10_000_000
+    assert parsed["org.apache.hadoop.examples.terasort.TeraGen$Counters"]["CHECKSUM"] == 214574985129000
+    assert counters.hadoop_job_ids(CLIENT_LOG) == ["job_1795316657502_0001"]
+
+
+def test_a_log_without_counters_gives_none():
+    assert counters.hadoop_counters("job failed\n") == {}
+
+
+def test_spark_event_log_totals(tmp_path):
+    events = [
+        {"Event": "SparkListenerExecutorAdded"},
+        {"Event": "SparkListenerTaskEnd", "Task End Reason": {"Reason": "Success"},
+         "Task Metrics": {"Executor Run Time": 100, "Disk Bytes Spilled": 5,
+                          "Shuffle Write Metrics": {"Shuffle Bytes Written": 1000}}},
+        {"Event": "SparkListenerTaskEnd", "Task End Reason": {"Reason": "ExceptionFailure"},
+         "Task Metrics": {"Executor Run Time": 50, "Shuffle Write Metrics": {"Shuffle Bytes Written": 24}}},
+        {"Event": "SparkListenerStageCompleted"},
+    ]
+    log = tmp_path / "application_1_0001"
+    log.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    metrics = counters.spark_event_metrics(log)
+    assert metrics["tasks"] == {"tasks": 2, "failed_tasks": 1, "stages": 1, "executors_added": 1}
+    assert metrics["task_metrics"]["shuffle_bytes_written"] == 1024
+    assert metrics["task_metrics"]["executor_run_time_ms"] == 150
+    assert metrics["task_metrics"]["disk_bytes_spilled"] == 5

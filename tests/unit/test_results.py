@@ -1,0 +1,74 @@
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from sbclab.cluster import spec
+from sbclab.errors import SbclabError
+from sbclab.results import summary
+from sbclab.results.schema import SCHEMA_VERSION, Check, ClusterShape, RunRecord, Validity
+from sbclab.results.store import ResultsStore, load
+
+
+def make_run(run_id="r1", valid=True, workload="terasort", exit_status=0) -> RunRecord:
+    s = spec.build(backend="emulated", workers=2, cores=2, memory_bytes=24 * 2**30)
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    return RunRecord(
+        run_id=run_id, experiment_id="e1", workload=workload, engine="hadoop",
+        parameters={"size_bytes": 10**6, "rows": 10**4},
+        cluster=ClusterShape(name="lab", backend="emulated", emulated=True, shaped=True, workers=2, board="rpi5b",
+                             storage="nvme", preset="stock", nodes=list(s.nodes)),
+        scale=s.scale, versions={"hadoop": "3.3.6"}, configuration={"hdfs-site": {}}, host={"cpus": 2},
+        command=["sbclab", "run"], job_command=["java"], started_at=start, finished_at=start + timedelta(seconds=5),
+        wall_time_s=5.0, exit_status=exit_status,
+        validity=Validity.of([Check(name="checksum", passed=valid, detail="x")]),
+        counters={"File System Counters": {"HDFS: Number of bytes written": 10**6}}, result={"rows": 10**4})
+
+
+def test_runs_round_trip_through_the_store(tmp_path):
+    store = ResultsStore(tmp_path)
+    path = store.write(make_run())
+    assert json.loads(path.read_text())["schema_version"] == SCHEMA_VERSION
+    [back] = store.runs()
+    assert back == make_run()
+    assert not list(tmp_path.rglob("*.tmp")), "no temporary files are left behind"
+
+
+def test_a_run_is_never_overwritten(tmp_path):
+    store = ResultsStore(tmp_path)
+    store.write(make_run())
+    with pytest.raises(SbclabError):
+        store.write(make_run())
+
+
+def test_unknown_schema_versions_are_refused_with_advice(tmp_path):
+    store = ResultsStore(tmp_path)
+    path = store.write(make_run())
+    raw = json.loads(path.read_text())
+    raw["schema_version"] = SCHEMA_VERSION + 1
+    path.write_text(json.dumps(raw))
+    with pytest.raises(SbclabError) as err:
+        load(path)
+    assert "schema version" in str(err.value) and "upgrade" in str(err.value)
+
+
+def test_corrupt_documents_are_named(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "bad.json").write_text("{not json")
+    with pytest.raises(SbclabError) as err:
+        ResultsStore(tmp_path).runs()
+    assert "bad.json" in str(err.value)
+
+
+def test_validity_is_all_checks_and_unknown_without_checks():
+    assert Validity.of([]).valid is None
+    assert Validity.of([Check(name="a", passed=True, detail=""), Check(name="b", passed=False, detail="")]).valid is False
+    assert not make_run(valid=False).succeeded
+    assert not make_run(exit_status=1).succeeded
+
+
+def test_summary_labels_emulated_results_with_the_factor(tmp_path):
+    runs = [make_run("a"), make_run("b", valid=False)]
+    table = summary.table(runs)
+    assert table.row_count == 2
+    assert "0.167" in summary.caption(runs) and "not measurements of real boards" in summary.caption(runs)
