@@ -1,0 +1,78 @@
+"""Harness overhead: TeraSort through sbclab vs the same job submitted by hand, alternating, on one cluster.
+
+"By hand" is what a user on the master node types: `hadoop jar hadoop-mapreduce-examples.jar
+terasort IN OUT` and then `hdfs dfs -rm -r OUT` so the next run can write OUT again, run in the
+master's namespace and cgroup. The sbclab path is the TeraSort workload without TeraValidate
+(the hand path does not validate either): job submission, counter parsing, log keeping, the run
+document and the same output removal. Target (issue 2): ratio <= 1.03.
+"""
+
+import argparse
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from sbclab.cluster import cgroups, lifecycle, spec
+from sbclab.cluster.backends import default_backend
+from sbclab.results.store import ResultsStore
+from sbclab.units import parse_size
+from sbclab.workloads import terasort
+from sbclab.workloads.base import RunContext
+
+TARGET = 1.03
+
+
+def by_hand(cluster: lifecycle.Cluster, size_bytes: int, round_no: int, log: Path) -> float:
+    stack, master = cluster.stack, cluster.spec.master
+    out_dir = f"/sbclab/terasort/{size_bytes}/by-hand-{round_no}"
+    commands = [
+        stack.java(master, "org.apache.hadoop.util.RunJar",
+                   [str(stack.dist.examples_jar), "terasort", f"/sbclab/terasort/{size_bytes}/input", out_dir]),
+        stack.java(master, "org.apache.hadoop.fs.FsShell", ["-rm", "-r", "-f", "-skipTrash", out_dir]),
+    ]
+    prefix: list[str] = []
+    join = None
+    if cluster.spec.backend == "emulated":
+        prefix = ["ip", "netns", "exec", cluster.backend.netns(master)]
+        join = cgroups.NodeCgroup(cluster.spec.name, master.name).join
+    start = time.monotonic()
+    with open(log, "ab") as out:
+        for argv in commands:
+            subprocess.run(prefix + argv, env=stack.env(master), stdout=out, stderr=subprocess.STDOUT,
+                           preexec_fn=join, check=True)
+    return time.monotonic() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", default="64MB")
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--backend", default=default_backend())
+    args = parser.parse_args()
+    size_bytes = parse_size(args.size)
+    work = Path(tempfile.mkdtemp(prefix="sbclab-bench-"))
+    cluster = lifecycle.up(spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=4 * 2**30))
+    try:
+        ctx = RunContext(cluster=cluster, store=ResultsStore(work / "results"))
+        terasort.teragen(ctx, size_bytes)
+        through_sbclab, hand = [], []
+        print(f"backend {args.backend}, TeraSort {args.size}, {args.pairs} alternating pairs")
+        for round_no in range(1, args.pairs + 1):
+            start = time.monotonic()
+            run = terasort.terasort(ctx, size_bytes, validate=False)
+            through_sbclab.append(time.monotonic() - start)
+            assert run.exit_status == 0, run.logs
+            hand.append(by_hand(cluster, size_bytes, round_no, work / "by-hand.log"))
+            print(f"pair {round_no}: sbclab {through_sbclab[-1]:.1f} s, by hand {hand[-1]:.1f} s")
+        ratio = statistics.mean(through_sbclab) / statistics.mean(hand)
+        print(f"sbclab mean {statistics.mean(through_sbclab):.1f} s (sd {statistics.pstdev(through_sbclab):.1f}), "
+              f"by hand mean {statistics.mean(hand):.1f} s (sd {statistics.pstdev(hand):.1f})")
+        print(f"harness overhead ratio sbclab/by-hand = {ratio:.3f} (target <= {TARGET})")
+    finally:
+        lifecycle.down("bench", force=True)
+
+
+if __name__ == "__main__":
+    main()
