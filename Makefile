@@ -28,7 +28,7 @@ demo: setup
 	$(BIN)/sbclab run --workers 2 --profile rpi5b --storage nvme --size $(SIZE) --results $(RESULTS)
 
 test: setup
-	$(BIN)/pytest -v --timeout=1800 tests
+	$(BIN)/pytest -v --timeout=1800 tests/unit tests/integration
 
 unit-test: python-deps
 	$(BIN)/pytest -v tests/unit

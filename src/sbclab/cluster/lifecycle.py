@@ -11,6 +11,7 @@ from .. import paths
 from ..errors import SbclabError
 from ..stack import distribution
 from ..stack.daemons import Stack
+from ..stack.java import java_home
 from .backends import for_state
 from .spec import ClusterSpec
 from .state import ClusterState
@@ -50,6 +51,7 @@ class Cluster:
 def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None) -> Cluster:
     """Bring a cluster up and wait until it serves; on any failure or interrupt, remove all of it."""
     dist = distribution.installed()
+    java_home()  # a missing Java is refused before anything is created
     with interrupts_as_exceptions():
         state = ClusterState.create(spec)
         backend = for_state(state)
