@@ -2,7 +2,7 @@
 
 "By hand" is what a user on the master node types: `hadoop jar hadoop-mapreduce-examples.jar
 terasort IN OUT` and then `hdfs dfs -rm -r OUT` so the next run can write OUT again, run in the
-master's namespace and cgroup. The sbclab path is the TeraSort workload without TeraValidate
+master's namespaces and cgroup. The sbclab path is the TeraSort workload without TeraValidate
 (the hand path does not validate either): job submission, counter parsing, log keeping, the run
 document and the same output removal. Target (issue 2): ratio <= 1.03.
 """
@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sbclab.cluster import cgroups, lifecycle, spec
+from sbclab.cluster import lifecycle, spec
 from sbclab.cluster.backends import default_backend
 from sbclab.results.store import ResultsStore
 from sbclab.units import parse_size
@@ -32,15 +32,12 @@ def by_hand(cluster: lifecycle.Cluster, size_bytes: int, round_no: int, log: Pat
                    [str(stack.dist.examples_jar), "terasort", f"/sbclab/terasort/{size_bytes}/input", out_dir]),
         stack.java(master, "org.apache.hadoop.fs.FsShell", ["-rm", "-r", "-f", "-skipTrash", out_dir]),
     ]
-    prefix: list[str] = []
-    join = None
-    if cluster.spec.backend == "emulated":
-        prefix = ["ip", "netns", "exec", cluster.backend.netns(master)]
-        join = cgroups.NodeCgroup(cluster.spec.name, master.name).join
     start = time.monotonic()
     with open(log, "ab") as out:
         for argv in commands:
-            subprocess.run(prefix + argv, env=stack.env(master), stdout=out, stderr=subprocess.STDOUT,
+            # Being "on the master": its namespaces, host name and cgroup, nothing of sbclab's bookkeeping.
+            on_master, join = cluster.backend._wrap(master, argv)
+            subprocess.run(on_master, env=stack.env(master), stdout=out, stderr=subprocess.STDOUT,
                            preexec_fn=join, check=True)
     return time.monotonic() - start
 
