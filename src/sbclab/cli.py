@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__, profiles, suite
-from .cluster import lifecycle
+from .cluster import calibration, lifecycle
 from .cluster import spec as cluster_spec
 from .cluster.backends import default_backend
 from .errors import SbclabError
@@ -51,21 +51,27 @@ def cluster_options(func):
         click.option("--disk-size", callback=_size, default=None,
                      help="Size of each emulated node's filesystem, e.g. 8GiB. Default: 4GiB, more for large --size."),
         click.option("--timeout", type=float, default=180, show_default=True, help="Seconds to wait for the daemons to be ready."),
+        click.option("--scale", "scale_factor", type=click.FloatRange(0, 1, min_open=True), default=None,
+                     help="Fix the emulation scale factor (default: the largest this host can give). Use one value to compare different boards."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def _spec(name, workers, board, storage, preset, backend, subnet, disk_size, data_bytes: int = 0) -> cluster_spec.ClusterSpec:
+def _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor=None,
+          data_bytes: int = 0) -> cluster_spec.ClusterSpec:
     if backend is None:
         backend = default_backend()
         if backend == "processes":
             _say("not root: using the processes backend (plain processes on this host, no resource shaping).")
+    profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
+    # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
+    host = calibration.current(progress=_say) if backend == "emulated" else None
     # Input, sorted output and intermediate data of a TeraSort, spread over the workers, with room to spare.
     wanted = max(cluster_spec.DEFAULT_DISK_BYTES, int(data_bytes * 8 / workers) + 2**30)
     return cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage, workers=workers,
-                              subnet=subnet, disk_bytes=disk_size or wanted)
+                              subnet=subnet, disk_bytes=disk_size or wanted, calibration=host, scale_factor=scale_factor)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,9 +89,9 @@ def cluster():
 
 @cluster.command("up")
 @cluster_options
-def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size, timeout):
+def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor):
     """Create the nodes, start HDFS, YARN and the JobHistory server, wait until they serve."""
-    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size)
+    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
     result = lifecycle.up(spec, timeout_s=timeout, progress=_say)
     _print_status(lifecycle.status(result))
     _say(f"cluster '{name}' is up in {result.state.extra['bring_up_s']:.1f} s; take it down with 'sbclab cluster down --name {name}'.")
@@ -155,11 +161,11 @@ def _print_status(report: dict) -> None:
               help="Times each benchmark runs (the seeds used 5).")
 @click.option("--pi-maps", type=click.IntRange(1, 10000), default=100, show_default=True, help="Pi: maps (Spark slices).")
 @click.option("--pi-samples", type=click.IntRange(1, 10**9), default=10000, show_default=True, help="Pi: samples per map.")
-def run_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, size, results, repetitions,
-                pi_maps, pi_samples):
+def run_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, size, results,
+                repetitions, pi_maps, pi_samples):
     """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored."""
     size_bytes = parse_size(size)
-    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, size_bytes)
+    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor, size_bytes)
     options = suite.SuiteOptions(size_bytes=size_bytes, results=results, repetitions=repetitions,
                                  pi_maps=pi_maps, pi_samples=pi_samples)
     runs = suite.run(spec, options, progress=_say)
@@ -213,22 +219,81 @@ def profiles_group():
 
 @profiles_group.command("list")
 def profiles_list():
-    """Every board and storage profile, with where its figures come from."""
+    """Every board and storage profile (shipped and the user's), one line each."""
     boards = Table(title="Boards", title_justify="left")
-    for col in ("name", "description", "cores", "GHz", "RAM GiB", "idle W", "load W", "NIC Mb/s", "USD"):
+    for col in ("name", "description", "cores", "GHz", "RAM GiB", "idle W", "load W", "NIC Mb/s", "USD", "media"):
         boards.add_column(col)
     for b in profiles.boards().values():
-        boards.add_row(b.name, b.description, str(b.cores), str(b.clock_ghz), str(b.ram_gib), str(b.idle_watts),
-                       str(b.load_watts), str(b.nic_mbps), str(b.price_usd))
+        boards.add_row(b.name, b.description, str(b.cores), f"{b.clock_ghz:g}", f"{b.ram_gib:g}", _opt(b.idle_watts),
+                       _opt(b.load_watts), f"{b.nic_mbps:g}", f"{b.price_usd:g}", ", ".join(b.storage_interfaces))
     console.print(boards)
-    media = Table(title="Storage (sequential MB/s, 4K IOPS, per board)", title_justify="left")
-    for col in ("name", "description", "board", "read MB/s", "write MB/s", "read IOPS", "write IOPS"):
+    media = Table(title="Storage (sequential MB/s at the largest record size, 4 KB IOPS; per board measured in)",
+                  title_justify="left")
+    for col in ("name", "interface", "board", "read MB/s", "write MB/s", "read IOPS", "write IOPS"):
         media.add_column(col)
     for s in profiles.storages().values():
         for board_name, f in s.on_board.items():
-            media.add_row(s.name, s.description, board_name, str(f.seq_read_mb_s), str(f.seq_write_mb_s),
-                          str(f.rand_read_iops), str(f.rand_write_iops))
+            media.add_row(s.name, s.interface, board_name, f"{f.seq_read:g}", f"{f.seq_write:g}", f"{f.read_iops:.0f}",
+                          f"{f.write_iops:.0f}")
     console.print(media)
+    console.print(f"Aliases: {', '.join(f'{k} = {v}' for k, v in profiles.STORAGE_ALIASES.items())}. "
+                  f"Add your own as YAML files in {profiles.user_dir()}/boards/ or {profiles.user_dir()}/storage/.")
+
+
+def _opt(value) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+@profiles_group.command("show")
+@click.argument("name")
+def profiles_show(name):
+    """One profile, every figure with its source."""
+    import yaml
+    if name in profiles.boards():
+        kind, profile = "board", profiles.board(name)
+    else:
+        kind, profile = "storage", profiles.storage(name)
+    data = profile.model_dump(exclude_none=True, exclude_defaults=False)
+    sources = data.pop("sources", {})
+    console.print(f"[bold]{kind} {profile.name}[/bold]")
+    console.print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
+    if sources:
+        console.print("[bold]sources[/bold]")
+        for field, source in sources.items():
+            console.print(f"  {field}: {source}")
+
+
+@main_group.command("calibrate")
+@click.option("--force", is_flag=True, help="Measure again even if this host's figures are cached.")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Cluster size the shaping table is computed for.")
+def calibrate_command(force, workers):
+    """Measure this host (sysbench, fio, iperf3) and show the shaping of each profile's emulated nodes."""
+    host = calibration.current(progress=_say, remeasure=force)
+    console.print(f"host {host.cpu_model}, {host.cores} cores, kernel {host.kernel}, measured {host.measured_at:%Y-%m-%d %H:%M} UTC")
+    console.print(f"sysbench events/s per core: " + ", ".join(f"--cpu-max-prime={p}: {v[1]:.6g}" for p, v in host.sysbench.items()))
+    console.print(f"disk ({host.disk_path}): read {host.disk.seq_read_mb_s:.0f} MB/s, write {host.disk.seq_write_mb_s:.0f} MB/s, "
+                  f"4K IOPS read {host.disk.rand_read_iops:.0f}, write {host.disk.rand_write_iops:.0f}; "
+                  f"veth link {host.veth_mbps or 0:.0f} Mb/s")
+    table = Table(title=f"Shaping of one node in a cluster of master + {workers} workers", title_justify="left")
+    for col in ("board", "storage", "factor", "limited by", "host cores per board core", "CPU quota (cores)",
+                "disk read/write MB/s", "IOPS r/w", "link Mb/s", "memory GiB"):
+        table.add_column(col)
+    for b in profiles.boards().values():
+        for s in profiles.storages().values():
+            if s.interface not in b.storage_interfaces or not (s.measured_on(b.io_like or b.name)):
+                continue
+            try:
+                shaped = cluster_spec.build(backend="emulated", board=b.name, storage=s.name, workers=workers,
+                                            calibration=host)
+            except SbclabError as err:
+                table.add_row(b.name, s.name, "-", err.message)
+                continue
+            n = shaped.worker_nodes[0]
+            table.add_row(b.name, s.name, f"{shaped.scale.factor:.3g}", shaped.scale.limited_by, f"{shaped.scale.core_speed:.3g}",
+                          f"{n.cpu_cores:.3g}", f"{n.disk_read_bytes_s / 1e6:.3g}/{n.disk_write_bytes_s / 1e6:.3g}",
+                          f"{n.disk_read_iops:.0f}/{n.disk_write_iops:.0f}", f"{n.link_mbit_s:.3g}", f"{n.memory_bytes / 2**30:.2f}")
+    console.print(table)
 
 
 def main() -> None:

@@ -1,30 +1,137 @@
+import textwrap
+
 import pytest
 
 from sbclab import profiles
 from sbclab.errors import SbclabError
 
-
-def test_shipped_boards_carry_their_sources():
-    pi5 = profiles.board("rpi5b")
-    assert (pi5.cores, pi5.clock_ghz, pi5.ram_gib) == (4, 2.4, 8)
-    assert pi5.idle_watts == 5.54 and pi5.load_watts == 10.31
-    assert "Table 3" in pi5.sources["idle_watts, load_watts"]
+SEED_BOARDS = ["rpi1b", "rpi2b", "rpi3b", "rpi4b-4gb", "rpi4b", "rpi5b", "rpi5b-oc", "desktop-i5-9600k",
+               "desktop-i5-14500"]
+SEED_MEDIA = ["microsd-evo", "microsd-extreme-pro", "microsd-pro-plus", "ufs-usb3", "nvme-p31-gen2", "nvme-p31-gen3"]
 
 
-def test_storage_figures_depend_on_the_board():
-    sd = profiles.storage("microsd")
-    assert sd.figures_on("rpi5b").seq_read_mb_s == 88.07
-    assert sd.figures_on("rpi4b").seq_read_mb_s == 43.29
+@pytest.fixture(autouse=True)
+def fresh_profiles(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBCLAB_HOME", str(tmp_path))
+    profiles.reload()
+    yield
+    profiles.reload()
 
 
-def test_medium_never_measured_on_a_board_gets_its_slowest_figures():
-    assert profiles.storage("microsd").figures_on("someboard").seq_read_mb_s == 43.29
+def test_every_board_and_medium_of_the_seeds_ships():
+    assert set(SEED_BOARDS) <= set(profiles.boards())
+    assert set(SEED_MEDIA) <= set(profiles.storages())
 
 
-@pytest.mark.parametrize("lookup, name", [(profiles.board, "rpi9"), (profiles.storage, "floppy")])
-def test_unknown_names_list_the_valid_ones(lookup, name):
+@pytest.mark.parametrize("board, field, value, source", [
+    ("rpi5b", "idle_watts", 5.54, "lee2026 Table 3"),
+    ("rpi4b", "load_watts", 7.06, "lee2026 Table 3"),
+])
+def test_board_figures_match_the_seed_tables(board, field, value, source):
+    b = profiles.board(board)
+    assert getattr(b, field) == value
+    assert any(source in text for key, text in b.sources.items() if field in key)
+
+
+def test_sysbench_figures_match_lee2026_table_4():
+    assert profiles.board("rpi5b").sysbench_events(1) == 24699.51
+    assert profiles.board("rpi5b").sysbench_events(4) == 98699.69
+    assert profiles.board("rpi4b").sysbench_events(4) == 56644.43
+
+
+def test_the_same_card_is_faster_in_a_pi_5_than_in_a_pi_4():
+    card = profiles.storage("microsd-pro-plus")
+    assert card.figures_on("rpi5b").seq_read == 88.07  # lee2026 Table 6, 16 MB records
+    assert card.figures_on("rpi4b").seq_read == 43.29
+    assert card.figures_on("rpi5b").rand_read_iops == 6405  # lee2026 Table 7
+
+
+def test_pcie_gen3_is_about_twice_gen2():
+    gen2 = profiles.storage("nvme-p31-gen2").figures_on("rpi5b")
+    gen3 = profiles.storage("nvme-p31-gen3").figures_on("rpi5b")
+    assert 1.7 < gen3.seq_read / gen2.seq_read < 2.3
+
+
+def test_a_medium_never_measured_on_a_board_gets_its_slowest_figures():
+    assert profiles.storage("microsd-pro-plus").figures_on("someboard").seq_read == 43.29
+
+
+def test_aliases_name_the_newest_seeds_media():
+    assert profiles.storage("nvme").name == "nvme-p31-gen3"
+    assert profiles.storage("microsd").name == "microsd-pro-plus"
+
+
+@pytest.mark.parametrize("lookup, name, expect", [(profiles.board, "rpi9", "rpi5b"), (profiles.storage, "floppy", "nvme")])
+def test_unknown_names_list_the_valid_ones(lookup, name, expect):
     with pytest.raises(SbclabError) as err:
         lookup(name)
-    message = str(err.value)
-    assert name in message
-    assert "rpi5b" in message or "nvme" in message
+    assert name in str(err.value) and expect in str(err.value)
+
+
+def test_nvme_on_a_pi_4_is_refused():
+    with pytest.raises(SbclabError) as err:
+        profiles.check_pair("rpi4b", "nvme")
+    assert "cannot be attached to rpi4b" in str(err.value) and "microsd-pro-plus" in str(err.value)
+
+
+USER_BOARD = """\
+description: Raspberry Pi 5, 16 GB
+arch: aarch64
+cores: 4
+clock_ghz: 2.4 GHz
+ram_gib: 16 GiB
+price_usd: $120
+idle_watts: 5.5 W
+load_watts: 10.5
+nic_mbps: 1 Gb/s
+storage_interfaces: [microsd, pcie]
+"""
+
+
+def write_user(tmp_path, kind, name, text):
+    folder = tmp_path / "profiles" / kind
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.yaml").write_text(textwrap.dedent(text))
+    profiles.reload()
+
+
+def test_a_user_board_with_units_is_loaded(tmp_path):
+    write_user(tmp_path, "boards", "rpi5b-16gb", USER_BOARD)
+    b = profiles.board("rpi5b-16gb")
+    assert (b.ram_gib, b.nic_mbps, b.price_usd, b.clock_ghz) == (16, 1000, 120, 2.4)
+
+
+@pytest.mark.parametrize("change, field", [
+    (("cores: 4\n", ""), "cores"),
+    (("cores: 4", "cores: -4"), "cores"),
+    (("clock_ghz: 2.4 GHz", "clock_ghz: 2.4 furlongs"), "clock_ghz"),
+    (("ram_gib: 16 GiB", "ram_gib: 16 parsecs"), "ram_gib"),
+    (("storage_interfaces: [microsd, pcie]", "storage_interfaces: [floppy]"), "storage_interfaces"),
+    (("idle_watts: 5.5 W", "idle_watts: 50 W"), "load_watts"),
+])
+def test_bad_user_boards_name_the_field(tmp_path, change, field):
+    write_user(tmp_path, "boards", "mine", USER_BOARD.replace(*change))
+    with pytest.raises(SbclabError) as err:
+        profiles.boards()
+    assert "mine.yaml" in str(err.value) and field in str(err.value)
+
+
+def test_a_user_profile_may_not_shadow_a_shipped_one(tmp_path):
+    write_user(tmp_path, "boards", "rpi5b", USER_BOARD)
+    with pytest.raises(SbclabError) as err:
+        profiles.boards()
+    assert "Rename" in str(err.value)
+
+
+def test_a_user_medium_missing_its_figures_is_refused(tmp_path):
+    write_user(tmp_path, "storage", "mycard", """\
+        description: my card
+        interface: microsd
+        capacity_gb: 64
+        on_board:
+          rpi5b:
+            seq_write_mb_s: {16m: 40}
+        """)
+    with pytest.raises(SbclabError) as err:
+        profiles.storages()
+    assert "seq_read_mb_s" in str(err.value)

@@ -1,6 +1,9 @@
 import pytest
 
+from datetime import datetime, timezone
+
 from sbclab.cluster import spec
+from sbclab.cluster.calibration import DiskFigures, HostCalibration
 from sbclab.errors import SbclabError
 
 GiB = 2**30
@@ -19,13 +22,47 @@ def test_master_and_workers_get_their_own_addresses():
     assert s.master.role == "master" and len(s.worker_nodes) == 2
 
 
-def test_one_factor_scales_cpu_disk_and_link_together():
+def test_uncalibrated_one_factor_scales_cpu_disk_and_link_together():
     s = build()  # 3 Pi 5 nodes = 12 cores on a 2-core host
     assert s.scale.factor == pytest.approx(2 / 12, rel=1e-4)
+    assert not s.scale.calibrated and "uncalibrated" in s.scale.note
     w = s.worker_nodes[0]
     assert w.cpu_cores == pytest.approx(4 * 2 / 12, rel=1e-3)
     assert w.disk_write_bytes_s == pytest.approx(814.47e6 * 2 / 12)
     assert w.link_mbit_s == pytest.approx(1000 * 2 / 12)
+
+
+def host(events_per_core=29479.0, write=1190.0, read=2262.0, iops=33000.0, veth=28000.0):
+    return HostCalibration(host_key="k", measured_at=datetime(2026, 1, 1, tzinfo=timezone.utc), cpu_model="x",
+                           cores=2, kernel="k", sysbench={2000: {1: events_per_core, 2: 2 * events_per_core}},
+                           disk=DiskFigures(seq_read_mb_s=read, seq_write_mb_s=write, rand_read_iops=iops,
+                                            rand_write_iops=iops),
+                           disk_path="/", veth_mbps=veth, tool_versions={})
+
+
+def test_calibrated_cpu_quota_follows_sysbench_per_core():
+    s = build(calibration=host())
+    speed = 24699.51 / 29479.0
+    assert s.scale.core_speed == pytest.approx(speed, rel=1e-4)
+    assert s.scale.factor == pytest.approx(2 / (12 * speed), rel=1e-4)
+    assert s.scale.limited_by == "cpu"
+    # The whole host is shared out, and each node gets its board's cores at the board's speed.
+    assert sum(n.cpu_cores for n in s.nodes) == pytest.approx(2, rel=1e-3)
+
+
+def test_a_slow_host_disk_lowers_the_one_factor():
+    s = build(calibration=host(write=100.0))
+    assert s.scale.limited_by == "disk write"
+    assert s.scale.factor == pytest.approx(100 / (3 * 814.47), rel=1e-4)
+    # CPU is slowed by the same factor, so CPU:disk ratios hold.
+    assert s.worker_nodes[0].cpu_cores == pytest.approx(4 * 24699.51 / 29479.0 * s.scale.factor, rel=1e-3)
+
+
+def test_a_fixed_scale_above_what_the_host_gives_is_refused():
+    with pytest.raises(SbclabError) as err:
+        build(calibration=host(), scale_factor=0.9)
+    assert "--scale" in str(err.value)
+    assert build(calibration=host(), scale_factor=0.1).scale.factor == 0.1
 
 
 def test_a_big_enough_host_gives_full_profiles():
@@ -54,6 +91,7 @@ def test_processes_backend_keeps_every_node_on_loopback():
     (dict(subnet="10.1.2.3/24"), "network address"),
     (dict(board="rpi9"), "rpi5b"),
     (dict(storage="tape"), "nvme"),
+    (dict(board="rpi4b", storage="nvme"), "cannot be attached"),
     (dict(workers=0), "between 1 and 64"),
     (dict(preset="fast"), "stock"),
     (dict(memory_bytes=4 * GiB), "RAM"),

@@ -7,12 +7,15 @@ so a run says exactly what each node was given.
 import ipaddress
 import os
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from .. import profiles
 from ..errors import SbclabError
+
+if TYPE_CHECKING:
+    from .calibration import HostCalibration
 
 BACKENDS = ("emulated", "processes")
 PRESETS = ("stock", "paper")
@@ -46,6 +49,7 @@ class Scale(BaseModel):
 
     `factor` applies to CPU, disk bandwidth/IOPS and link rate together, so their ratios hold;
     memory has its own factor because JVM heaps need real bytes, not proportional ones.
+    `core_speed` is how many host cores one board core is worth (sysbench, 1 thread).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -55,8 +59,10 @@ class Scale(BaseModel):
     host_cores: int
     host_memory_bytes: int
     calibrated: bool = False
-    note: str = ("Uncalibrated: one board core is taken as one host core and disk/link figures "
-                 "are the profile's, all times the factor.")
+    core_speed: float = 1.0
+    limited_by: str = "cpu"
+    host_calibration: str | None = None
+    note: str = ""
 
 
 class ClusterSpec(BaseModel):
@@ -138,11 +144,30 @@ def _addresses(backend: str, subnet: str, count: int) -> list[str]:
     return [str(hosts[9 + i]) for i in range(count)]
 
 
+def core_speed(board: "profiles.Board", calibration: "HostCalibration | None") -> tuple[float, str]:
+    """Host cores one board core is worth: the ratio of their sysbench single-thread events/s."""
+    if calibration is None:
+        return 1.0, "uncalibrated: one board core is taken as one host core"
+    if board.sysbench is None:
+        return 1.0, f"{board.name} has no sysbench figure: one board core is taken as one host core"
+    host = calibration.core_events_per_s(board.sysbench.max_prime)
+    events = board.sysbench_events(1)
+    if not host or not events:
+        return 1.0, f"no host sysbench figure at --cpu-max-prime={board.sysbench.max_prime}; run 'sbclab calibrate'"
+    return events / host, f"sysbench --cpu-max-prime={board.sysbench.max_prime}: board {events:.6g}, host {host:.6g} events/s per core"
+
+
 def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str = "rpi5b",
           storage: str = "nvme", workers: int = 2, subnet: str = "10.213.0.0/24",
           disk_bytes: int = DEFAULT_DISK_BYTES, cores: int | None = None,
-          memory_bytes: int | None = None) -> ClusterSpec:
-    """A master and `workers` workers of one board and medium, scaled to fit this host."""
+          memory_bytes: int | None = None, calibration: "HostCalibration | None" = None,
+          scale_factor: float | None = None) -> ClusterSpec:
+    """A master and `workers` workers of one board and medium, scaled to fit this host.
+
+    With a host calibration, one factor is the largest that lets every node have its profile's
+    CPU (in host cores), sequential disk bandwidth, 4 KB IOPS and link rate at once:
+    factor = min(1, host capacity / sum of the nodes' demands) over those resources.
+    """
     _check_name(name)
     if backend not in BACKENDS:
         raise SbclabError(f"Unknown backend '{backend}'.", f"Choose one of: {', '.join(BACKENDS)}.")
@@ -150,18 +175,38 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
         raise SbclabError(f"Unknown preset '{preset}'.", f"Choose one of: {', '.join(PRESETS)}.")
     if not 1 <= workers <= 64:
         raise SbclabError(f"{workers} workers is out of range.", "Give between 1 and 64 workers.")
-    b = profiles.board(board)
-    medium = profiles.storage(storage).figures_on(board)
+    b, medium_profile = profiles.check_pair(board, profiles.resolve_storage(storage))
+    medium = medium_profile.figures_on(b.io_like or b.name)
 
     count = workers + 1
     have_cores = cores or host_cores()
     have_memory = memory_bytes or host_memory_bytes()
-    factor = min(1.0, have_cores / (b.cores * count))
+    speed, speed_note = core_speed(b, calibration)
+    limits = {"cpu": have_cores / (b.cores * speed * count)}
+    if calibration is not None:
+        disk = calibration.disk
+        limits["disk write"] = disk.seq_write_mb_s / (medium.seq_write * count)
+        limits["disk read"] = disk.seq_read_mb_s / (medium.seq_read * count)
+        limits["disk IOPS"] = min(disk.rand_read_iops / (medium.read_iops * count),
+                                  disk.rand_write_iops / (medium.write_iops * count))
+        if calibration.veth_mbps:
+            limits["network"] = calibration.veth_mbps / (b.nic_mbps * count)
+    limited_by = min(limits, key=limits.get)
+    factor = min(1.0, limits[limited_by])
+    if scale_factor is not None:
+        # A fixed factor lets clusters of different boards be compared on one scale.
+        if not 0 < scale_factor <= factor:
+            raise SbclabError(f"A scale factor of {scale_factor:g} is more than this host can give "
+                              f"{count} x {board}/{storage} (at most {factor:.4g}, limited by {limited_by}).",
+                              f"Give --scale {factor:.4g} or less, or fewer workers.")
+        factor = scale_factor
     board_memory = int(b.ram_gib * 2**30)
     memory_factor = min(1.0, (have_memory - HOST_RESERVED_BYTES) / (board_memory * count))
     node_memory = int(board_memory * memory_factor)
-    scale = Scale(factor=round(factor, 6), memory_factor=round(memory_factor, 6),
-                  host_cores=have_cores, host_memory_bytes=have_memory)
+    scale = Scale(factor=round(factor, 6), memory_factor=round(memory_factor, 6), host_cores=have_cores,
+                  host_memory_bytes=have_memory, calibrated=calibration is not None, core_speed=round(speed, 6),
+                  limited_by=limited_by if factor < 1 else "nothing", note=speed_note,
+                  host_calibration=calibration.host_key if calibration else None)
 
     addresses = _addresses(backend, subnet, count)
     nodes = []
@@ -169,18 +214,18 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
         role = "master" if i == 0 else "worker"
         nodes.append(NodeSpec(
             name="master" if i == 0 else f"worker{i}",
-            role=role, address=address, board=board, storage=storage,
-            cpu_cores=round(b.cores * factor, 4),
+            role=role, address=address, board=b.name, storage=medium_profile.name,
+            cpu_cores=round(b.cores * speed * factor, 4),
             memory_bytes=node_memory,
             disk_bytes=disk_bytes,
-            disk_read_bytes_s=medium.seq_read_mb_s * 1e6 * factor,
-            disk_write_bytes_s=medium.seq_write_mb_s * 1e6 * factor,
-            disk_read_iops=medium.rand_read_iops * factor,
-            disk_write_iops=medium.rand_write_iops * factor,
+            disk_read_bytes_s=medium.seq_read * 1e6 * factor,
+            disk_write_bytes_s=medium.seq_write * 1e6 * factor,
+            disk_read_iops=medium.read_iops * factor,
+            disk_write_iops=medium.write_iops * factor,
             link_mbit_s=b.nic_mbps * factor,
             yarn_memory_mb=yarn_memory_mb(node_memory) if role == "worker" else 0,
             yarn_vcores=b.cores if role == "worker" else 0,
         ))
-    return ClusterSpec(name=name, backend=backend, preset=preset, board=board, storage=storage,
+    return ClusterSpec(name=name, backend=backend, preset=preset, board=b.name, storage=medium_profile.name,
                        workers=workers, subnet=subnet if backend == "emulated" else "127.0.0.1/32",
                        nodes=tuple(nodes), scale=scale)

@@ -1,41 +1,186 @@
-"""What a board and a storage medium are, as data."""
+"""What a board and a storage medium are, as data, with every figure's source.
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt
+Numbers may be written with their unit ("2.4 GHz", "8 GiB", "1 Gb/s", "90 MB/s"); a unit that
+does not fit the field is refused with the field named, as is a missing or negative figure.
+"""
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+# Units a field may be written in, and the factor to the field's own unit.
+_UNITS = {
+    "ghz": {"ghz": 1.0, "mhz": 1e-3},
+    "gib": {"gib": 1.0, "gb": 1e9 / 2**30, "mib": 1 / 1024, "mb": 1e6 / 2**30},
+    "gb": {"gb": 1.0, "tb": 1000.0, "gib": 2**30 / 1e9},
+    "w": {"w": 1.0, "mw": 1e-3},
+    "mbps": {"mbps": 1.0, "mb/s": 1.0, "mbit/s": 1.0, "gbps": 1000.0, "gb/s": 1000.0, "gbit/s": 1000.0},
+    "mb_s": {"mb/s": 1.0, "mbps": 1.0, "gb/s": 1000.0, "kb/s": 1e-3},
+    "usd": {"usd": 1.0, "$": 1.0},
+    "iops": {"iops": 1.0},
+}
+_NUMBER_WITH_UNIT = re.compile(r"^\s*\$?\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([A-Za-z/$]*)\s*$")
+
+
+def _unit_number(field_unit: str):
+    def parse(value):
+        if isinstance(value, str):
+            match = _NUMBER_WITH_UNIT.match(value)
+            if not match:
+                raise ValueError(f"'{value}' is not a number (write e.g. 2.4 or '2.4 {field_unit}')")
+            number, unit = float(match.group(1).replace(",", "")), match.group(2).lower()
+            if value.strip().startswith("$"):
+                unit = "usd"
+            if unit and unit not in _UNITS[field_unit]:
+                raise ValueError(f"unknown unit '{match.group(2)}' here; use {', '.join(sorted(_UNITS[field_unit]))}")
+            return number * (_UNITS[field_unit][unit] if unit else 1.0)
+        return value
+    return BeforeValidator(parse)
+
+
+def Positive(unit: str):
+    return Annotated[float, _unit_number(unit), Field(gt=0)]
+
+
+def NonNegative(unit: str):
+    return Annotated[float, _unit_number(unit), Field(ge=0)]
+
+
+Interface = Literal["microsd", "usb2", "usb3", "pcie", "sata"]
+# Record sizes as the seeds give them (4k, 512k, 16m, 300m for dd); "unstated" where a seed gives none.
+RecordSize = Annotated[str, Field(pattern=r"^(\d+[kmg]|unstated)$")]
+# sysbench 0.4, which Baun used, runs 10,000 requests unless told otherwise: events/s = 10,000 / time.
+SYSBENCH_04_REQUESTS = 10_000
+
+
+def record_bytes(size: str) -> float:
+    """Bytes in a record-size key; 'unstated' sorts as the largest (seeds quote streaming figures)."""
+    if size == "unstated":
+        return float("inf")
+    return float(size[:-1]) * {"k": 2**10, "m": 2**20, "g": 2**30}[size[-1]]
 
 
 class _Profile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Sysbench(_Profile):
+    """The seed's sysbench CPU figures: `by_threads` maps a thread count to the metric."""
+
+    max_prime: int = Field(gt=0)
+    metric: Literal["events_per_s", "total_time_s"] = "events_per_s"
+    by_threads: dict[int, Annotated[float, Field(gt=0)]]
+
+    def events_per_s(self, threads: int) -> float | None:
+        value = self.by_threads.get(threads)
+        if value is None or self.metric == "events_per_s":
+            return value
+        return SYSBENCH_04_REQUESTS / value
+
+
 class Board(_Profile):
     name: str = ""
     description: str
-    arch: str = "aarch64"
-    cores: PositiveInt
-    clock_ghz: PositiveFloat
-    ram_gib: PositiveFloat
-    price_usd: float = Field(ge=0)
-    idle_watts: PositiveFloat
-    load_watts: PositiveFloat
-    nic_mbps: PositiveFloat
-    sysbench_events_per_s_4_threads: PositiveFloat | None = None
+    arch: Literal["aarch64", "armv6l", "armv7l", "x86_64"]
+    cores: int = Field(gt=0)
+    clock_ghz: Positive("ghz")
+    ram_gib: Positive("gib")
+    price_usd: NonNegative("usd")
+    idle_watts: Positive("w") | None = None
+    load_watts: Positive("w") | None = None
+    # Whole-system watts measured during named benchmarks, where a seed gives them instead of a stress test.
+    benchmark_watts: dict[str, dict[str, Annotated[float, Field(gt=0)]]] = {}  # engine -> workload -> W
+    nic_mbps: Positive("mbps")
+    network_mbps: Positive("mbps") | None = None
+    power_supply_watts: Positive("w") | None = None
+    storage_interfaces: list[Interface]
+    # A board whose storage figures this one shares (an overclocked Pi 5 has the Pi 5's I/O).
+    io_like: str | None = None
+    sysbench: Sysbench | None = None
     sources: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _load_above_idle(self):
+        if self.load_watts and self.idle_watts and self.load_watts < self.idle_watts:
+            raise ValueError(f"load_watts ({self.load_watts}) is below idle_watts ({self.idle_watts})")
+        return self
+
+    def sysbench_events(self, threads: int) -> float | None:
+        return self.sysbench.events_per_s(threads) if self.sysbench else None
 
 
 class MediumOnBoard(_Profile):
-    seq_read_mb_s: PositiveFloat
-    seq_write_mb_s: PositiveFloat
-    rand_read_iops: PositiveFloat
-    rand_write_iops: PositiveFloat
+    """A medium's figures measured in one board (iozone/fio, MB/s by record size; 4 KB random IOPS)."""
+
+    seq_read_mb_s: dict[RecordSize, Positive("mb_s")]
+    seq_write_mb_s: dict[RecordSize, Positive("mb_s")]
+    rand_read_mb_s: dict[RecordSize, Positive("mb_s")] = {}
+    rand_write_mb_s: dict[RecordSize, Positive("mb_s")] = {}
+    # Baun prints random I/O in kB/s; kept as printed.
+    rand_read_kb_s: dict[RecordSize, Positive("mb_s")] = {}
+    rand_write_kb_s: dict[RecordSize, Positive("mb_s")] = {}
+    rand_read_iops: Positive("iops") | None = None
+    rand_write_iops: Positive("iops") | None = None
+
+    @model_validator(mode="after")
+    def _has_a_sequential_figure(self):
+        if not self.seq_read_mb_s or not self.seq_write_mb_s:
+            raise ValueError("needs at least one sequential read and one sequential write figure")
+        return self
+
+    @staticmethod
+    def _largest(figures: dict[str, float]) -> float:
+        return figures[max(figures, key=record_bytes)]
+
+    @property
+    def seq_read(self) -> float:
+        """Sequential read MB/s at the largest record size measured (streaming throughput)."""
+        return self._largest(self.seq_read_mb_s)
+
+    @property
+    def seq_write(self) -> float:
+        return self._largest(self.seq_write_mb_s)
+
+    @property
+    def read_iops(self) -> float:
+        """4 KB random read IOPS; from 4 KB random MB/s when only that was measured."""
+        if self.rand_read_iops:
+            return self.rand_read_iops
+        return self._iops(self.rand_read_mb_s, self.rand_read_kb_s, self.seq_read_mb_s, self.seq_read)
+
+    @property
+    def write_iops(self) -> float:
+        if self.rand_write_iops:
+            return self.rand_write_iops
+        return self._iops(self.rand_write_mb_s, self.rand_write_kb_s, self.seq_write_mb_s, self.seq_write)
+
+    @staticmethod
+    def _iops(rand_mb_s, rand_kb_s, seq_mb_s, streaming) -> float:
+        """4 KB operations per second from the nearest figure measured; a guess of 1/8 of streaming otherwise."""
+        if "4k" in rand_mb_s:
+            return rand_mb_s["4k"] * 1e6 / 4096
+        if "4k" in rand_kb_s:
+            return rand_kb_s["4k"] * 1e3 / 4096
+        if "4k" in seq_mb_s:
+            return seq_mb_s["4k"] * 1e6 / 4096
+        return streaming / 8 * 1e6 / 4096
 
 
 class Storage(_Profile):
     name: str = ""
     description: str
-    capacity_gb: PositiveFloat
-    price_usd: float = Field(ge=0)
+    interface: Interface
+    capacity_gb: Positive("gb")
+    price_usd: NonNegative("usd") | None = None
     on_board: dict[str, MediumOnBoard]
     sources: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _measured_somewhere(self):
+        if not self.on_board:
+            raise ValueError("on_board needs the figures of at least one board")
+        return self
 
     def figures_on(self, board: str) -> MediumOnBoard:
         """The medium's figures in this board, or its slowest known figures elsewhere.
@@ -45,4 +190,7 @@ class Storage(_Profile):
         """
         if board in self.on_board:
             return self.on_board[board]
-        return min(self.on_board.values(), key=lambda m: m.seq_read_mb_s)
+        return min(self.on_board.values(), key=lambda m: m.seq_read)
+
+    def measured_on(self, board: str) -> bool:
+        return board in self.on_board
