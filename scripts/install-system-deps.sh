@@ -9,6 +9,7 @@ packages=(
   procps            # ps/pgrep used when reading leftovers
   openjdk-17-jdk-headless  # Hadoop 3.3.6 and Spark 3.5 run on Java 17
   maven             # assembles Hadoop and Spark from Maven Central, builds the Spark jobs
+  sysbench fio iperf3   # the seeds' micro-benchmarks: host calibration and node figures
 )
 
 missing=()

@@ -2,7 +2,8 @@
 
 cgroup v1 quirk (FACTS.md): a blkio throttle rule on a node's own cgroup misses buffered writes,
 because write-back is issued by kernel threads in the root group. The rule is therefore set on the
-root blkio cgroup, keyed by the node's own loop device, which throttles everything reaching it.
+root blkio cgroup, keyed by the node's own loop device, and the node's processes stay in the root
+blkio group: the root rule then throttles their direct I/O and reads as well as the write-back.
 cgroup v2 attributes write-back to the writer, so io.max on the node's cgroup is enough there.
 """
 
@@ -12,7 +13,10 @@ from ..errors import SbclabError
 
 ROOT = Path("/sys/fs/cgroup")
 CFS_PERIOD_US = 100_000
-V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "blkio", "pids")
+# Not blkio: a node's processes stay in the root blkio group, where the rule keyed by the node's own
+# loop device throttles their direct I/O, their reads and the kernel's write-back of their buffers
+# alike. In a child blkio group their direct I/O would be charged to the child and escape the rule.
+V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "pids")
 
 
 def version() -> int:

@@ -74,6 +74,20 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None)
     return Cluster(state, stack)
 
 
+@contextmanager
+def nodes_only(spec: ClusterSpec):
+    """The cluster's nodes without Hadoop or Spark (for micro-benchmarks); removed on exit, whatever happens."""
+    with interrupts_as_exceptions():
+        state = ClusterState.create(spec)
+        backend = for_state(state)
+        try:
+            backend.create_nodes()
+            state.set_phase("nodes")
+            yield backend
+        finally:
+            _forget(state, backend.destroy())
+
+
 def attach(name: str) -> Cluster:
     """The running cluster of that name."""
     state = ClusterState.load(name)

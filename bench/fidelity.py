@@ -1,0 +1,71 @@
+"""Fidelity of the emulator: micro-benchmarks inside emulated nodes against the profile's figures × scale.
+
+For rpi5b + NVMe (gen 3), rpi5b + microSD (PRO Plus) and rpi4b + microSD (PRO Plus), one node each
+at one common scale factor (so the three are comparable): sysbench CPU at 1 and 4 threads, fio
+sequential read/write at 16 MB records and random 4 KB read/write IOPS (direct I/O, the seeds'
+iozone patterns), and iperf3 from a second node of the same profile. Prints expected (profile ×
+scale), measured and their ratio; the target is 0.85-1.15 for every figure.
+"""
+
+import argparse
+
+from sbclab import profiles
+from sbclab.cluster import calibration, lifecycle, spec
+from sbclab.workloads import micro
+
+CASES = [("rpi5b", "nvme-p31-gen3"), ("rpi5b", "microsd-pro-plus"), ("rpi4b", "microsd-pro-plus")]
+LOW, HIGH = 0.85, 1.15
+
+
+def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: int) -> list[tuple[str, float, float]]:
+    b = profiles.board(board)
+    medium = profiles.storage(storage).figures_on(board)
+    host = calibration.current(progress=print)
+    # One worker so that two nodes exist for iperf3; shaping is per node, so the factor is what matters.
+    shaped = spec.build(name="fid", backend="emulated", board=board, storage=storage, workers=1, subnet=subnet,
+                        disk_bytes=2 * 2**30, calibration=host, scale_factor=factor)
+    rows = []
+    with lifecycle.nodes_only(shaped) as backend:
+        node, peer = shaped.worker_nodes[0], shaped.master
+        on = micro.OnNode.of(backend, node)
+        disk = backend.node_disk(node) / "fio"
+        for threads in (1, 4):
+            rows.append((f"sysbench {threads} thread(s), events/s", b.sysbench_events(threads) * factor,
+                         micro.sysbench_events(on, threads, b.sysbench.max_prime, seconds)))
+        rows.append(("fio seq write 16M, MB/s", medium.seq_write * factor,
+                     micro.fio(on, disk, "write", "16m", seconds=seconds)["mb_s"]))
+        rows.append(("fio seq read 16M, MB/s", medium.seq_read * factor,
+                     micro.fio(on, disk, "read", "16m", seconds=seconds)["mb_s"]))
+        rows.append(("fio rand write 4K, IOPS", medium.write_iops * factor,
+                     micro.fio(on, disk, "randwrite", "4k", seconds=seconds)["iops"]))
+        rows.append(("fio rand read 4K, IOPS", medium.read_iops * factor,
+                     micro.fio(on, disk, "randread", "4k", seconds=seconds)["iops"]))
+        expected_net = (b.network_mbps or b.nic_mbps) * factor
+        rows.append(("iperf3, Mb/s", expected_net,
+                     micro.iperf3(micro.OnNode.of(backend, peer), peer.address, on, seconds=seconds)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=int, default=5, help="Duration of each measurement.")
+    args = parser.parse_args()
+    host = calibration.current(progress=print)
+    # The common factor: the smallest any case needs, computed for a 3-node cluster like the demo's.
+    factor = min(spec.build(backend="emulated", board=b, storage=s, workers=2, calibration=host).scale.factor
+                 for b, s in CASES)
+    print(f"common scale factor {factor:.4g} (host {host.cpu_model}, {host.cores} cores)")
+    outside = 0
+    for i, (board, storage) in enumerate(CASES):
+        print(f"\n{board} + {storage}")
+        print(f"  {'figure':<32} {'profile x scale':>16} {'measured':>12} {'ratio':>7}")
+        for name, expected, measured in measure_case(board, storage, factor, f"10.21{5 + i}.0.0/24", args.seconds):
+            ratio = measured / expected
+            flag = "" if LOW <= ratio <= HIGH else "  outside 0.85-1.15"
+            outside += bool(flag)
+            print(f"  {name:<32} {expected:>16.1f} {measured:>12.1f} {ratio:>7.2f}{flag}")
+    print(f"\n{outside} figure(s) outside {LOW}-{HIGH}")
+
+
+if __name__ == "__main__":
+    main()
