@@ -51,12 +51,27 @@ class NodeCgroup:
     def procs_files(self) -> list[Path]:
         return [d / "cgroup.procs" for d in self.dirs()]
 
-    def create(self, cpu_cores: float, memory_bytes: int) -> None:
+    def vcpu_dirs(self) -> list[Path]:
+        """Per-core child groups (v1 only); see vcpus.py."""
+        if self.version != 1:
+            return []
+        return sorted((ROOT / "cpu" / self.relative).glob("vcpu*"))
+
+    def create(self, cpu_cores: float, memory_bytes: int, vcpus: int = 0) -> None:
+        """Limit the node to cpu_cores host cores and memory_bytes; with vcpus, also split the CPU
+        into that many per-core groups of cpu_cores / vcpus each (cgroup v1)."""
         if self.version == 2:
             self._enable_v2_controllers()
         for d in self.dirs():
             d.mkdir(parents=True, exist_ok=True)
         quota = max(1000, int(cpu_cores * CFS_PERIOD_US))
+        if self.version == 1 and vcpus > 0:
+            per_core = max(1000, int(cpu_cores / vcpus * CFS_PERIOD_US))
+            for i in range(vcpus):
+                d = ROOT / "cpu" / self.relative / f"vcpu{i}"
+                d.mkdir(exist_ok=True)
+                _write(d / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                _write(d / "cpu.cfs_quota_us", str(per_core))
         if self.version == 2:
             d = ROOT / self.relative
             _write(d / "cpu.max", f"{quota} {CFS_PERIOD_US}")
@@ -83,6 +98,11 @@ class NodeCgroup:
     def remove(self) -> bool:
         """Remove the node's cgroup and empty parents; False while processes remain in it."""
         ok = True
+        for d in self.vcpu_dirs():
+            try:
+                d.rmdir()
+            except OSError:
+                ok = False
         for d in self.dirs():
             for path in (d, d.parent, d.parent.parent):
                 try:

@@ -10,7 +10,11 @@ its own ext4 filesystem on its own loop device, throttled to the medium's figure
 import ipaddress
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import psutil
 
 from ...errors import SbclabError
 from .. import cgroups, reaper, system
@@ -84,6 +88,7 @@ class EmulatedBackend(Backend):
             self._create_network(node)
             self._create_cgroup(node)
             self._create_disk(node)
+        self._start_vcpu_balancer()
 
     def _create_bridge(self) -> None:
         br = self.bridge()
@@ -119,7 +124,25 @@ class EmulatedBackend(Backend):
     def _create_cgroup(self, node: NodeSpec) -> None:
         group = cgroups.NodeCgroup(self.spec.name, node.name)
         self.state.record("cgroup", node=node.name)
-        group.create(node.cpu_cores, node.memory_bytes)
+        group.create(node.cpu_cores, node.memory_bytes, vcpus=self._board_cores(node))
+
+    @staticmethod
+    def _board_cores(node: NodeSpec) -> int:
+        from ... import profiles
+        return profiles.board(node.board).cores
+
+    def _start_vcpu_balancer(self) -> None:
+        """One balancer for the cluster's virtual cores (cgroup v1; see vcpus.py)."""
+        groups = [cgroups.NodeCgroup(self.spec.name, n.name) for n in self.spec.nodes]
+        if not any(g.vcpu_dirs() for g in groups):
+            return
+        argv = [sys.executable, "-m", "sbclab.cluster.vcpus", "--state", str(self.state.path)]
+        for group in groups:
+            argv += ["--node-group", str(cgroups.ROOT / "cpu" / group.relative)]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        self.state.record("process", node="host", pid=proc.pid, create_time=psutil.Process(proc.pid).create_time(),
+                          label="vcpu-balancer")
 
     def _create_disk(self, node: NodeSpec) -> None:
         image = self.node_dir(node) / "disk.img"

@@ -1,0 +1,92 @@
+"""Virtual cores: a node's CPU as `cores` cores of the board's speed, not one pool of host time.
+
+A CPU quota alone limits a node's total CPU time, so one thread on an emulated Pi would run at a
+full host core's speed. Under cgroup v1 threads can sit in different groups, so each node's cpu
+group has one child per board core, each with quota = core speed × scale factor, and this
+balancer places every thread of the node in one of them: new threads go to the least loaded
+core, and every tick the busiest threads are spread over the cores by longest-processing-time
+first, the way a scheduler balances run queues. Threads a busy thread creates start on its core.
+
+Runs as one process per cluster, started at `cluster up`, stopped at `cluster down`; it exits by
+itself when the cluster's groups disappear.
+"""
+
+import argparse
+import time
+from pathlib import Path
+
+
+def _tids(group: Path) -> list[int]:
+    try:
+        return [int(t) for t in (group / "tasks").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _cpu_ns(tid: int) -> int | None:
+    """Nanoseconds the thread has run. /proc/TID/stat would give its whole process's time."""
+    try:
+        return int(Path(f"/proc/{tid}/task/{tid}/schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _move(tid: int, group: Path) -> None:
+    try:
+        (group / "tasks").write_text(str(tid))
+    except OSError:
+        pass  # the thread ended in between
+
+
+class NodeBalancer:
+    def __init__(self, node_group: Path):
+        self.node_group = node_group
+        self.last: dict[int, int] = {}
+
+    def tick(self) -> bool:
+        cores = sorted(self.node_group.glob("vcpu*"))
+        if not cores:
+            return self.node_group.exists()
+        placement = {tid: i for i, core in enumerate(cores) for tid in _tids(core)}
+        now: dict[int, int] = {}
+        for tid in list(placement) + _tids(self.node_group):
+            used = _cpu_ns(tid)
+            if used is not None:
+                now[tid] = used
+        busy = {tid: now[tid] - self.last[tid] for tid in now if tid in self.last and now[tid] > self.last[tid]}
+        self.last = now
+        load = [0] * len(cores)
+        # Busiest first, each to the least loaded core; staying put wins ties, so nothing churns.
+        for tid in sorted(busy, key=busy.get, reverse=True):
+            current = placement.get(tid)
+            best = min(range(len(cores)), key=lambda i: (load[i], i != current))
+            load[best] += busy[tid]
+            if best != current:
+                _move(tid, cores[best])
+                placement[tid] = best
+        counts = [0] * len(cores)
+        for i in placement.values():
+            counts[i] += 1
+        for tid in _tids(self.node_group):  # threads of processes that just joined the node
+            best = min(range(len(cores)), key=lambda i: (load[i], counts[i]))
+            _move(tid, cores[best])
+            counts[best] += 1
+        return True
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Balance a cluster's threads over its nodes' virtual cores.")
+    parser.add_argument("--node-group", action="append", type=Path, required=True, help="a node's cpu cgroup")
+    parser.add_argument("--state", help="the cluster's state file (names this process as the cluster's)")
+    parser.add_argument("--interval", type=float, default=0.25)
+    args = parser.parse_args(argv)
+    balancers = [NodeBalancer(group) for group in args.node_group]
+    while True:
+        alive = [b.tick() for b in balancers]
+        if not any(alive):
+            return
+        time.sleep(args.interval)
+
+
+if __name__ == "__main__":
+    main()
