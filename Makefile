@@ -36,6 +36,7 @@ unit-test: python-deps
 bench: setup
 	$(BIN)/python bench/bringup.py
 	$(BIN)/python bench/harness_overhead.py
+	$(BIN)/python bench/fidelity.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info java/jobs/target

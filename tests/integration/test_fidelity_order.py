@@ -1,0 +1,54 @@
+"""Orderings an emulated node must keep whatever the host: the media's and the boards' ranks of the seeds."""
+
+import os
+
+import pytest
+
+from sbclab.cluster import calibration, lifecycle, spec
+from sbclab.workloads import micro
+
+from .conftest import NOTHING
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="shaping needs the emulated backend (root)")
+
+
+@pytest.fixture(scope="module")
+def host():
+    return calibration.current()
+
+
+def node_of(name, board, storage, subnet, host, factor):
+    shaped = spec.build(name=name, backend="emulated", board=board, storage=storage, workers=1, subnet=subnet,
+                        disk_bytes=2**30, calibration=host, scale_factor=factor)
+    return shaped, shaped.worker_nodes[0]
+
+
+def common_factor(host) -> float:
+    return min(spec.build(backend="emulated", board=b, storage=s, workers=2, calibration=host).scale.factor
+               for b, s in (("rpi5b", "nvme"), ("rpi4b", "microsd")))
+
+
+def measure(name, board, storage, subnet, host, factor):
+    shaped, node = node_of(name, board, storage, subnet, host, factor)
+    with lifecycle.nodes_only(shaped) as backend:
+        on = micro.OnNode.of(backend, node)
+        disk = backend.node_disk(node) / "fio"
+        return {
+            # Buffered writes, flushed at the end: what HDFS and shuffle files do.
+            "buffered_write_mb_s": micro.fio(on, disk, "write", "1m", direct=False, size="64M", seconds=3)["mb_s"],
+            "random_read_iops": micro.fio(on, disk, "randread", "4k", size="64M", seconds=3)["iops"],
+            "sysbench_1_thread": micro.sysbench_events(on, 1, 2000, seconds=3),
+        }
+
+
+def test_nvme_beats_microsd_and_pi5_beats_pi4(host):
+    assert lifecycle.leftovers_on_host() == NOTHING
+    factor = common_factor(host)
+    pi5_nvme = measure("ordnvme", "rpi5b", "nvme", "10.221.0.0/24", host, factor)
+    pi5_sd = measure("ordsd", "rpi5b", "microsd", "10.222.0.0/24", host, factor)
+    pi4_sd = measure("ordpi4", "rpi4b", "microsd", "10.223.0.0/24", host, factor)
+    assert lifecycle.leftovers_on_host() == NOTHING
+
+    assert pi5_nvme["buffered_write_mb_s"] > 2 * pi5_sd["buffered_write_mb_s"], (pi5_nvme, pi5_sd)
+    assert pi5_nvme["random_read_iops"] > 1.5 * pi5_sd["random_read_iops"], (pi5_nvme, pi5_sd)
+    assert pi5_sd["sysbench_1_thread"] > 1.3 * pi4_sd["sysbench_1_thread"], (pi5_sd, pi4_sd)
