@@ -7,7 +7,7 @@ Targets (issue 2): bring-up to "HDFS out of safe mode, all NodeManagers register
 import argparse
 import time
 
-from sbclab.cluster import lifecycle, spec
+from sbclab.cluster import calibration, lifecycle, spec
 from sbclab.cluster.backends import default_backend
 
 BRING_UP_TARGET_S = 60.0
@@ -24,7 +24,8 @@ def main() -> None:
     ups, downs = [], []
     for round_no in range(1, args.rounds + 1):
         before = lifecycle.leftovers_on_host()
-        cluster_spec = spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=2 * 2**30)
+        cluster_spec = spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=2 * 2**30,
+                                  calibration=calibration.current() if args.backend == "emulated" else None)
         start = time.monotonic()
         lifecycle.up(cluster_spec)
         up_s = time.monotonic() - start

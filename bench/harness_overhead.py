@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sbclab.cluster import lifecycle, spec
+from sbclab.cluster import calibration, lifecycle, spec
 from sbclab.cluster.backends import default_backend
 from sbclab.results.store import ResultsStore
 from sbclab.units import parse_size
@@ -50,7 +50,8 @@ def main() -> None:
     args = parser.parse_args()
     size_bytes = parse_size(args.size)
     work = Path(tempfile.mkdtemp(prefix="sbclab-bench-"))
-    cluster = lifecycle.up(spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=4 * 2**30))
+    cluster = lifecycle.up(spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=4 * 2**30,
+                                            calibration=calibration.current() if args.backend == "emulated" else None))
     try:
         ctx = RunContext(cluster=cluster, store=ResultsStore(work / "results"))
         terasort.teragen(ctx, size_bytes)
