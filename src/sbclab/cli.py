@@ -64,7 +64,8 @@ def _spec(name, workers, board, storage, preset, backend, subnet, disk_size, sca
     if backend is None:
         backend = default_backend()
         if backend == "processes":
-            _say("not root: using the processes backend (plain processes on this host, no resource shaping).")
+            _say("this host cannot shape nodes (not root, or no cgroup controllers): using the processes backend; "
+                 "results are unshaped.")
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
     host = calibration.current(progress=_say) if backend == "emulated" else None

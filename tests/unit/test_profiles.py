@@ -135,3 +135,18 @@ def test_a_user_medium_missing_its_figures_is_refused(tmp_path):
     with pytest.raises(SbclabError) as err:
         profiles.storages()
     assert "seq_read_mb_s" in str(err.value)
+
+
+def test_a_user_medium_measured_in_a_board_without_its_slot_is_refused(tmp_path):
+    write_user(tmp_path, "storage", "mynvme", """\
+        description: an NVMe drive
+        interface: pcie
+        capacity_gb: 512
+        on_board:
+          rpi4b:
+            seq_read_mb_s: {16m: 400}
+            seq_write_mb_s: {16m: 300}
+        """)
+    with pytest.raises(SbclabError) as err:
+        profiles.storages()
+    assert "mynvme.yaml" in str(err.value) and "on_board.rpi4b" in str(err.value)

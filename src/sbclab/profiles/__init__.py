@@ -70,7 +70,19 @@ def _load(kind: str) -> dict:
             raise SbclabError(f"{path}: a shipped {kind} profile is already called '{name}'.",
                               "Rename the file (e.g. add a suffix such as -mine).")
         profiles[name] = _validate(kind, name, _read_yaml(path.read_text(), str(path)), str(path))
+        if kind == "storage":
+            _check_slots(profiles[name], str(path))
     return profiles
+
+
+def _check_slots(medium: Storage, origin: str) -> None:
+    """A medium's figures can only have been measured in boards that take its interface."""
+    for board_name in medium.on_board:
+        known = boards().get(board_name)
+        if known and medium.interface not in known.storage_interfaces:
+            raise SbclabError(f"{origin}: field 'on_board.{board_name}': a {medium.interface} medium cannot be attached "
+                              f"to {board_name}, which takes {', '.join(known.storage_interfaces)}.",
+                              "Remove that entry or correct the medium's interface.")
 
 
 def boards() -> dict[str, Board]:

@@ -7,7 +7,16 @@ from .base import Backend
 
 
 def default_backend() -> str:
-    return "emulated" if os.geteuid() == 0 else "processes"
+    """emulated when this host can shape nodes (root and cgroups), else processes, saying why."""
+    if os.geteuid() != 0:
+        return "processes"
+    from .. import cgroups
+    from ...errors import SbclabError
+    try:
+        cgroups.version()
+    except SbclabError:
+        return "processes"
+    return "emulated"
 
 
 def for_state(state) -> Backend:

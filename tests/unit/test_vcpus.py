@@ -1,0 +1,65 @@
+"""The virtual-core balancer's placement decisions, on a fake cgroup tree with scripted CPU times."""
+
+import pytest
+
+from sbclab.cluster import vcpus
+
+
+@pytest.fixture
+def node(tmp_path):
+    for i in range(4):
+        (tmp_path / f"vcpu{i}").mkdir()
+        (tmp_path / f"vcpu{i}" / "tasks").write_text("")
+    (tmp_path / "tasks").write_text("")
+    return tmp_path
+
+
+@pytest.fixture
+def fake_kernel(node, monkeypatch):
+    """tasks files keep one TID per write, as a cgroup v1 tasks file does; CPU times come from a dict."""
+    cpu = {}
+
+    def move(tid, group):
+        for other in [node, *node.glob("vcpu*")]:
+            tids = [t for t in vcpus._tids(other) if t != tid]
+            (other / "tasks").write_text("\n".join(map(str, tids)))
+        (group / "tasks").write_text("\n".join(map(str, [*vcpus._tids(group), tid])))
+
+    monkeypatch.setattr(vcpus, "_move", move)
+    monkeypatch.setattr(vcpus, "_cpu_ns", lambda tid: cpu.get(tid))
+    return cpu
+
+
+def placement(node):
+    return [sorted(vcpus._tids(node / f"vcpu{i}")) for i in range(4)]
+
+
+def test_new_threads_are_spread_over_the_cores(node, fake_kernel):
+    (node / "tasks").write_text("1\n2\n3\n4\n")
+    fake_kernel.update({t: 0 for t in (1, 2, 3, 4)})
+    vcpus.NodeBalancer(node).tick()
+    assert sorted(len(p) for p in placement(node)) == [1, 1, 1, 1]
+    assert vcpus._tids(node) == []
+
+
+def test_busy_threads_sharing_a_core_are_separated(node, fake_kernel):
+    (node / "vcpu3" / "tasks").write_text("10\n11\n12\n13\n")  # all created by one thread on one core
+    balancer = vcpus.NodeBalancer(node)
+    fake_kernel.update({10: 0, 11: 0, 12: 0, 13: 0})
+    balancer.tick()
+    fake_kernel.update({10: 50, 11: 50, 12: 50, 13: 50})
+    balancer.tick()
+    assert [len(p) for p in placement(node)] == [1, 1, 1, 1]
+
+
+def test_idle_threads_stay_where_they_are(node, fake_kernel):
+    (node / "vcpu0" / "tasks").write_text("1\n2\n")
+    balancer = vcpus.NodeBalancer(node)
+    fake_kernel.update({1: 5, 2: 5})
+    balancer.tick()
+    balancer.tick()  # no CPU used since: nothing moves
+    assert placement(node)[0] == [1, 2]
+
+
+def test_the_balancer_stops_when_the_node_is_gone(tmp_path):
+    assert vcpus.NodeBalancer(tmp_path / "gone").tick() is False
