@@ -7,6 +7,7 @@ Daemons are plain `java` processes on the Maven-assembled classpath; what the Ap
 
 import json
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -106,7 +107,11 @@ class Stack:
     # --- bring-up -----------------------------------------------------------------------
 
     def render(self) -> dict[str, dict[str, str]]:
-        """Write every node's configuration; return the master's, which clients use."""
+        """Write every node's configuration; return the master's, which clients use.
+
+        The previous cluster of this name's logs are removed first: they were kept for reading
+        after it went down, and would otherwise be mistaken for this cluster's."""
+        shutil.rmtree(logs_dir(self.spec.name), ignore_errors=True)
         rendered = {}
         for node in self.spec.nodes:
             layout = self.layout(node)
