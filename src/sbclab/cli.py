@@ -19,8 +19,8 @@ from .stack import distribution
 from .units import format_size, parse_size
 
 # Piped output (CI logs, `| tee`) keeps whole tables rather than Rich's 80-column default.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+console = Console(width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 
 def _say(message: str) -> None:
