@@ -36,7 +36,7 @@ def by_hand(cluster: lifecycle.Cluster, size_bytes: int, round_no: int, log: Pat
     with open(log, "ab") as out:
         for argv in commands:
             # Being "on the master": its namespaces, host name and cgroup, nothing of sbclab's bookkeeping.
-            on_master, join = cluster.backend._wrap(master, argv)
+            on_master, join = cluster.backend.on_node(master, argv)
             subprocess.run(on_master, env=stack.env(master), stdout=out, stderr=subprocess.STDOUT,
                            preexec_fn=join, check=True)
     return time.monotonic() - start

@@ -76,7 +76,8 @@ class NodeCgroup:
             d = ROOT / self.relative
             _write(d / "cpu.max", f"{quota} {CFS_PERIOD_US}")
             _write(d / "memory.max", str(memory_bytes))
-            _write(d / "memory.swap.max", "0") if (d / "memory.swap.max").exists() else None
+            if (d / "memory.swap.max").exists():
+                _write(d / "memory.swap.max", "0")
         else:
             cpu = ROOT / "cpu" / self.relative
             _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))

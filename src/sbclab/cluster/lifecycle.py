@@ -12,6 +12,7 @@ from ..errors import SbclabError
 from ..stack import distribution
 from ..stack.daemons import Stack
 from ..stack.java import java_home
+from . import reaper, system
 from .backends import for_state
 from .spec import ClusterSpec
 from .state import ClusterState
@@ -150,13 +151,11 @@ def status(cluster: Cluster) -> dict:
 
 def leftovers_on_host() -> dict[str, int]:
     """Counts of everything sbclab could leave behind, for tests and the teardown benchmark."""
-    from . import reaper
     netns = list(Path("/var/run/netns").glob("sbclab-*")) if Path("/var/run/netns").exists() else []
     mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if str(paths.clusters_dir()) in line]
     loops = []
     if shutil.which("losetup"):
-        import subprocess
-        out = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+        out = system.run("losetup", "-a", check=False).stdout
         loops = [line for line in out.splitlines() if str(paths.clusters_dir()) in line]
     cgroup_dirs = [p for p in Path("/sys/fs/cgroup").glob("*/sbclab/*")] + list(Path("/sys/fs/cgroup").glob("sbclab/*"))
     links = [p for p in Path("/sys/class/net").glob("sb-*")]

@@ -21,7 +21,7 @@ class OnNode:
 
     @classmethod
     def of(cls, backend: Backend, node: NodeSpec) -> "OnNode":
-        prefix, preexec = backend._wrap(node, [])
+        prefix, preexec = backend.on_node(node, [])
         return cls(prefix, preexec)
 
 

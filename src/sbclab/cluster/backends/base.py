@@ -34,8 +34,11 @@ class Backend(ABC):
         """Make every node's environment; record each resource before creating it."""
 
     @abstractmethod
-    def _wrap(self, node: NodeSpec, argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
-        """The command line that runs argv on the node, and a function to run in the child first."""
+    def on_node(self, node: NodeSpec, argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+        """The command line that runs argv on the node, and a function to run in the child first.
+
+        This is the node's environment only (namespaces, host name, cgroup), without sbclab's
+        bookkeeping; popen() and run() add that."""
 
     @abstractmethod
     def destroy(self) -> list[str]:
@@ -48,7 +51,10 @@ class Backend(ABC):
     def popen(self, node: NodeSpec, argv: list[str], env: dict[str, str], out: IO, cwd: Path | None = None,
               label: str = "command") -> subprocess.Popen:
         """Start argv on the node in its own session, recorded so it is always stopped at teardown."""
-        wrapped, prepare = self._wrap(node, argv)
+        return self._start(node, argv, env, out, cwd, label)[0]
+
+    def _start(self, node, argv, env, out, cwd, label) -> tuple[subprocess.Popen, dict]:
+        wrapped, prepare = self.on_node(node, argv)
         try:
             proc = subprocess.Popen(wrapped, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     cwd=cwd, preexec_fn=prepare, start_new_session=True)
@@ -59,16 +65,15 @@ class Backend(ABC):
             created = psutil.Process(proc.pid).create_time()
         except psutil.Error:
             created = 0.0
-        self.state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label)
-        return proc
+        entry = self.state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label)
+        return proc, entry
 
     def run(self, node: NodeSpec, argv: list[str], env: dict[str, str], log: Path, timeout_s: float | None = None,
             cwd: Path | None = None, label: str = "command") -> int:
         """Run argv on the node to completion, its output appended to log; return the exit status."""
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
-            proc = self.popen(node, argv, env, out, cwd=cwd, label=label)
-            entry = self.state.resources[-1]
+            proc, entry = self._start(node, argv, env, out, cwd, label)
             try:
                 return proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:

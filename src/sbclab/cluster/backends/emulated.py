@@ -173,7 +173,7 @@ class EmulatedBackend(Backend):
 
     # --- running ------------------------------------------------------------------------
 
-    def _wrap(self, node: NodeSpec, argv: list[str]):
+    def on_node(self, node: NodeSpec, argv: list[str]):
         group = cgroups.NodeCgroup(self.spec.name, node.name)
         wrapped = ["ip", "netns", "exec", self.netns(node), "unshare", "--uts", "--",
                    "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]

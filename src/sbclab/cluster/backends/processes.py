@@ -43,7 +43,7 @@ class ProcessesBackend(Backend):
                     f"Port {port} on {node.address} ({node.name}, {daemon}) is in use: {err.strerror}.",
                     "Stop whatever holds it (see 'ss -ltnp'), or remove an old cluster with 'sbclab cluster down --force'.") from err
 
-    def _wrap(self, node: NodeSpec, argv: list[str]):
+    def on_node(self, node: NodeSpec, argv: list[str]):
         return argv, None
 
     def destroy(self) -> list[str]:
