@@ -54,12 +54,12 @@ def main() -> None:
                                             calibration=calibration.current() if args.backend == "emulated" else None))
     try:
         ctx = RunContext(cluster=cluster, store=ResultsStore(work / "results"))
-        terasort.teragen(ctx, size_bytes)
+        terasort.tera_input(ctx, size_bytes)
         through_sbclab, hand = [], []
         print(f"backend {args.backend}, TeraSort {args.size}, {args.pairs} alternating pairs")
         for round_no in range(1, args.pairs + 1):
             start = time.monotonic()
-            run = terasort.terasort(ctx, size_bytes, validate=False)
+            run = terasort.terasort_run(ctx, size_bytes, validate=False)
             through_sbclab.append(time.monotonic() - start)
             assert run.exit_status == 0, run.logs
             hand.append(by_hand(cluster, size_bytes, round_no, work / "by-hand.log"))

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import __version__, profiles, suite
-from .cluster import calibration, lifecycle
+from .cluster import calibration, lifecycle, plan
 from .cluster import spec as cluster_spec
 from .cluster.backends import default_backend
 from .errors import SbclabError
@@ -61,18 +61,8 @@ def cluster_options(func):
 
 def _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor=None,
           data_bytes: int = 0) -> cluster_spec.ClusterSpec:
-    if backend is None:
-        backend = default_backend()
-        if backend == "processes":
-            _say("this host cannot shape nodes (not root, or no cgroup controllers): using the processes backend; "
-                 "results are unshaped.")
-    profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
-    # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
-    host = calibration.current(progress=_say) if backend == "emulated" else None
-    # Input, sorted output and intermediate data of a TeraSort, spread over the workers, with room to spare.
-    wanted = max(cluster_spec.DEFAULT_DISK_BYTES, int(data_bytes * 8 / workers) + 2**30)
-    return cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage, workers=workers,
-                              subnet=subnet, disk_bytes=disk_size or wanted, calibration=host, scale_factor=scale_factor)
+    return plan.spec_for(name=name, workers=workers, board=board, storage=storage, preset=preset, backend=backend,
+                         subnet=subnet, disk_size=disk_size, scale_factor=scale_factor, data_bytes=data_bytes, say=_say)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -172,6 +162,72 @@ def run_command(name, workers, board, storage, preset, backend, subnet, disk_siz
     runs = suite.run(spec, options, progress=_say)
     _print_summary(ResultsStore(results), {r.run_id for r in runs})
     if not all(r.succeeded for r in runs):
+        sys.exit(1)
+
+
+def _csv(value):
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+@main_group.command("bench")
+@click.argument("experiment_file", required=False, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--workloads", help="Comma-separated, e.g. wordcount,terasort (see 'sbclab bench --list').")
+@click.option("--engines", help="hadoop, spark or both (comma-separated).")
+@click.option("--workers", "workers_", help="Worker counts, e.g. 1,2,4.")
+@click.option("--sizes", help="Data sizes, e.g. 64MB,256MB.")
+@click.option("--storage", help="Storage profiles, e.g. nvme,microsd.")
+@click.option("--presets", help="stock, paper or both.")
+@click.option("--profile", "board", help="Board profile of every node.")
+@click.option("--repetitions", type=click.IntRange(1, 1000), help="Runs per cell (default 5).")
+@click.option("--name", help="Cluster name.")
+@click.option("--backend", type=click.Choice(cluster_spec.BACKENDS), default=None)
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Results directory; cells already stored there and valid are skipped.")
+@click.option("--dry-run", is_flag=True, help="Check the experiment and print its cells without running anything.")
+@click.option("--list", "list_workloads", is_flag=True, help="List the workloads and their parameters.")
+def bench_command(experiment_file, workloads, engines, workers_, sizes, storage, presets, board, repetitions, name,
+                  backend, results, dry_run, list_workloads):
+    """Run an experiment: engines x workloads x workers x sizes x storage x presets x repetitions."""
+    from .experiments import display as progress_display, model, runner
+    from .workloads import WORKLOADS
+    if list_workloads:
+        for w in WORKLOADS.values():
+            params = ", ".join(f"{k}={v}" for k, v in w.defaults().items())
+            console.print(f"[bold]{w.name}[/bold]: {w.description}" + (f" [dim]({params})[/dim]" if params else ""))
+        return
+    raw = {}
+    if experiment_file:
+        import yaml
+        raw = yaml.safe_load(experiment_file.read_text()) or {}
+        if not isinstance(raw, dict):
+            raise SbclabError(f"{experiment_file} does not describe an experiment.", "See examples/experiments/.")
+    given = {"workloads": _csv(workloads), "engines": _csv(engines),
+             "workers": [int(w) for w in _csv(workers_)] if workers_ else None,
+             "sizes": _csv(sizes), "storage": _csv(storage), "presets": _csv(presets), "repetitions": repetitions}
+    raw.update({k: v for k, v in given.items() if v is not None})
+    cluster = dict(raw.get("cluster") or {})
+    cluster.update({k: v for k, v in {"board": board, "name": name, "backend": backend}.items() if v is not None})
+    raw["cluster"] = cluster
+    if "workloads" not in raw:
+        raise SbclabError("No workloads given.", "Give an experiment file or --workloads (see 'sbclab bench --list').")
+    experiment = model.parse(raw, str(experiment_file or "the command line"))
+    found = runner.prepare(experiment, results, say=_say)
+    if dry_run:
+        table = Table(title=f"{experiment.name}: {len(found.cells)} cells, {len(found.todo)} to run", title_justify="left")
+        for col in ("cell", "key", "state"):
+            table.add_column(col)
+        for cell in found.cells:
+            table.add_row(cell.label(), cell.key, "stored" if cell.key in found.done else "to run")
+        console.print(table)
+        return
+    display = progress_display.ProgressDisplay(err_console)
+    stored = runner.execute(found, results, display)
+    if stored:
+        _print_summary(ResultsStore(results), {r.run_id for r in stored})
+    bad = [r for r in stored if not r.valid]
+    if bad:
+        err_console.print(f"[yellow]{len(bad)} run(s) failed or invalid; they are stored, excluded from statistics, "
+                          f"and run again when the experiment is re-run.[/yellow]")
         sys.exit(1)
 
 
@@ -297,6 +353,40 @@ def calibrate_command(force, workers):
     console.print(table)
 
 
+@main_group.group("data")
+def data_group():
+    """Input data for the workloads."""
+
+
+@data_group.command("generate")
+@click.option("--bytes", "size", callback=_size, required=True, help="How much to write, e.g. 1GB; whole lines only.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same bytes.")
+@click.option("--first-variant", type=click.IntRange(0), default=0, show_default=True,
+              help="Where in the sequence of block variants to start (parts written in parallel use disjoint ranges).")
+@click.option("--source", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="A real airline CSV (e.g. 2006.csv) to append to itself instead of generating rows.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File to write (default: standard output).")
+@click.option("--header", is_flag=True, help="Start with the ASA column names (the seeds' inputs did not strip it).")
+def data_generate(size, seed, first_variant, source, output, header):
+    """Airline-schema CSV (the 29 ASA Data Expo columns), deterministic for a seed."""
+    from .data import airline
+    from . import atomic
+    with (atomic.open_for_write(output) if output else _stdout_bytes()) as out:
+        if header:
+            out.write((airline.HEADER + "\n").encode())
+            size -= len(airline.HEADER) + 1
+        if source:
+            airline.append_source(source, out, size)
+        else:
+            airline.AirlineGenerator(seed=seed).write(out, size, first_variant)
+
+
+def _stdout_bytes():
+    from contextlib import nullcontext
+    return nullcontext(sys.stdout.buffer)
+
+
 def main() -> None:
     try:
         main_group(standalone_mode=False)
@@ -314,3 +404,7 @@ def main() -> None:
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)
+
+
+if __name__ == "__main__":
+    main()

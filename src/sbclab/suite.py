@@ -63,10 +63,10 @@ def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None)
     runs: list[RunRecord] = []
     with cluster_for(spec, progress) as cluster:
         ctx = RunContext(cluster=cluster, store=store, progress=progress)
+        sort, estimate = terasort.TeraSort(), pi.Pi()
         for repetition in range(1, options.repetitions + 1):
-            generated = terasort.teragen(ctx, options.size_bytes, repetition)
-            if generated is not None:
-                runs.append(generated)
-            runs.append(terasort.terasort(ctx, options.size_bytes, repetition))
-            runs.append(pi.spark_pi(ctx, options.pi_maps, options.pi_samples, repetition))
-    return runs
+            runs.append(sort.run(ctx, "hadoop", sort.parameters(options.size_bytes), repetition))
+            runs.append(estimate.run(ctx, "spark", estimate.parameters(None, {
+                "maps": options.pi_maps, "samples_per_map": options.pi_samples}), repetition))
+    input_runs = {r.parameters.get("input_run_id") for r in runs}
+    return [*ctx.store.runs_matching(input_runs), *runs]

@@ -67,11 +67,12 @@ def test_daemons_are_not_reachable_on_the_hosts_other_addresses(cluster):
 def test_terasort_and_spark_pi_end_to_end(cluster, tmp_path):
     store = ResultsStore(tmp_path / "results")
     ctx = RunContext(cluster=cluster, store=store)
-    gen = terasort.teragen(ctx, 5 * 10**6)
-    sort = terasort.terasort(ctx, 5 * 10**6)
-    estimate = pi.spark_pi(ctx, slices=4, samples_per_slice=5000)
+    data = terasort.tera_input(ctx, 5 * 10**6)
+    sort = terasort.terasort_run(ctx, 5 * 10**6)
+    estimate = pi.Pi().run(ctx, "spark", {"maps": 4, "samples_per_map": 5000})
+    gen = store.runs_matching({data["run_id"]})[0]
 
-    assert gen.succeeded and gen.validity.valid
+    assert gen.valid and sort.parameters["input_run_id"] == gen.run_id
     assert gen.result["rows"] == 50_000 and gen.result["checksum"]
     assert sort.succeeded and sort.validity.valid
     assert {c.name for c in sort.validity.checks} >= {"TeraValidate error rows", "checksum equals TeraGen's"}
@@ -95,8 +96,10 @@ def test_terasort_and_spark_pi_end_to_end(cluster, tmp_path):
 
 
 def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
-    ctx = RunContext(cluster=cluster, store=ResultsStore(tmp_path / "r"))
-    assert terasort.teragen(ctx, 5 * 10**6) is None
+    store = ResultsStore(tmp_path / "r")
+    ctx = RunContext(cluster=cluster, store=store)
+    assert terasort.tera_input(ctx, 5 * 10**6)["rows"] == 50_000
+    assert not store.runs_dir.exists()
 
 
 def test_down_leaves_nothing_behind(cluster):

@@ -6,6 +6,7 @@ any point of `cluster up`.
 """
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -58,22 +59,28 @@ class ClusterState:
         root = paths.clusters_dir()
         return sorted(p.parent.name for p in root.glob("*/state.json")) if root.exists() else []
 
+    # Jobs submitted together (the concurrent mix) record and forget their processes from several threads.
+    _lock = threading.RLock()
+
     def save(self) -> None:
-        atomic.write_text(self.path, json.dumps({
-            "version": STATE_VERSION, "phase": self.phase, "spec": self.spec.model_dump(mode="json"),
-            "resources": self.resources, "extra": self.extra}, indent=1))
+        with self._lock:
+            atomic.write_text(self.path, json.dumps({
+                "version": STATE_VERSION, "phase": self.phase, "spec": self.spec.model_dump(mode="json"),
+                "resources": self.resources, "extra": self.extra}, indent=1))
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
         """Note a resource about to be created; call before creating it."""
         entry = {"kind": kind, **fields}
-        self.resources.append(entry)
-        self.save()
+        with self._lock:
+            self.resources.append(entry)
+            self.save()
         return entry
 
     def forget(self, entry: dict[str, Any]) -> None:
-        if entry in self.resources:
-            self.resources.remove(entry)
-            self.save()
+        with self._lock:
+            if entry in self.resources:
+                self.resources.remove(entry)
+                self.save()
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.resources if r["kind"] == kind]

@@ -66,6 +66,12 @@ class RunRecord(BaseModel):
     result: dict[str, Any] = {}
     logs: dict[str, str] = Field(default={}, description="log files, relative to the results directory")
     notes: list[str] = []
+    cell: dict[str, Any] | None = Field(default=None, description="the experiment cell this run belongs to, with its key")
+
+    @property
+    def valid(self) -> bool:
+        """Counted in statistics: finished, and every check passed."""
+        return self.exit_status == 0 and self.validity.valid is True
 
     @property
     def succeeded(self) -> bool:

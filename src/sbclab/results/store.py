@@ -47,6 +47,10 @@ class ResultsStore:
             shutil.copy2(source, target)
         return str(target.relative_to(self.root))
 
+    def runs_matching(self, run_ids: set) -> list[RunRecord]:
+        return [load(self.runs_dir / f"{i}.json") for i in sorted(i for i in run_ids if i)
+                if (self.runs_dir / f"{i}.json").exists()]
+
     def runs(self) -> list[RunRecord]:
         if not self.root.exists():
             raise SbclabError(f"There is no results directory {self.root}.",

@@ -4,6 +4,7 @@ Hadoop jobs go through RunJar (what `hadoop jar` runs); Spark jobs through Spark
 which builds the driver command line (module flags, classpath) exactly as `spark-submit` does.
 """
 
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -66,6 +67,25 @@ def fs(stack: Stack, args: list[str], log: Path, check: bool = True) -> JobOutco
     if check and outcome.exit_status != 0:
         raise SbclabError(f"'hdfs dfs {' '.join(args)}' failed (exit {outcome.exit_status}).", f"Read {log}.")
     return outcome
+
+
+def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, timeout_s: float = 7200) -> str:
+    """`hdfs dfs FS_ARGS | SHELL_TAIL` on the master; the tail's standard output.
+
+    Validation reads job output this way, through tools independent of the engines (wc, grep, awk)."""
+    master = stack.spec.master
+    result = log.with_name(log.name + f".{time.monotonic_ns()}.out")
+    fs_cmd = shlex.join(stack.java(master, "org.apache.hadoop.fs.FsShell", fs_args))
+    script = f"set -o pipefail; {fs_cmd} | {shell_tail} > {shlex.quote(str(result))}"
+    try:
+        status = stack.backend.run(master, ["bash", "-c", script], stack.env(master), log, timeout_s=timeout_s,
+                                   label=f"hdfs dfs {fs_args[0]} | {shell_tail.split()[0]}")
+        if status != 0:
+            raise SbclabError(f"Reading {' '.join(fs_args[1:])} from HDFS through '{shell_tail}' failed "
+                              f"(exit {status}).", f"Read {log}.")
+        return result.read_text()
+    finally:
+        result.unlink(missing_ok=True)
 
 
 def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[str],

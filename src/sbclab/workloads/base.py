@@ -1,7 +1,11 @@
-"""What every workload shares: the context a run happens in and turning a finished job into a stored run."""
+"""What every workload shares: the context a run happens in, the workload interface, and turning a
+finished job into a stored run."""
 
+import json
+import re
 import secrets
 import sys
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -11,7 +15,12 @@ from ..cluster.lifecycle import Cluster
 from ..results import provenance
 from ..results.schema import Check, ClusterShape, RunRecord, Validity
 from ..results.store import ResultsStore
+from ..stack import clients
 from ..stack.clients import JobOutcome
+from ..stack.counters import spark_event_metrics
+
+ENGINES = ("hadoop", "spark")
+_SPARK_RESULT = re.compile(r"SBCLAB_RESULT (\{.*\})")
 
 
 def new_id(*parts: str) -> str:
@@ -26,6 +35,8 @@ class RunContext:
     experiment_id: str = field(default_factory=lambda: new_id("exp"))
     command: list[str] = field(default_factory=lambda: ["sbclab", *sys.argv[1:]])
     progress: Any = lambda message: None
+    cell: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def stack(self):
@@ -73,6 +84,123 @@ class RunContext:
             wall_time_s=round(outcome.wall_time_s, 3), exit_status=outcome.exit_status,
             validity=Validity.of(checks), counters=counters if counters is not None else outcome.counters,
             job_ids=outcome.job_ids, result=result or {}, logs={k: v for k, v in logs.items() if v},
-            notes=notes or [])
+            notes=[*self.notes, *(notes or [])], cell=self._cell_of(workload, engine))
         self.store.write(run)
         return run
+
+    def _cell_of(self, workload: str, engine: str) -> dict[str, Any] | None:
+        """The experiment cell, for the run it asked for; inputs made on the way (a TeraGen before
+        a TeraSort) are stored without it, so they never stand in for the cell on resume."""
+        if self.cell and self.cell.get("workload") == workload and self.cell.get("engine") == engine:
+            return self.cell
+        return None
+
+    def drop_caches(self) -> bool:
+        """Drop the page cache of every node; False when this host does not allow it."""
+        from ..cluster import hygiene
+        return hygiene.drop_caches(self.cluster)
+
+    def hdfs(self, args: list[str], log: Path, check: bool = True) -> JobOutcome:
+        return clients.fs(self.stack, args, log, check=check)
+
+    def reducers(self, params: dict[str, Any]) -> int:
+        """The reduce-side parallelism both engines use: the parameter, else the cluster's setting."""
+        if params.get("reducers"):
+            return int(params["reducers"])
+        return int(self.cluster.configuration.get("mapred-site", {}).get("mapreduce.job.reduces", 1))
+
+
+@dataclass
+class Attempt:
+    """What one engine run of a workload yields, before it is stored."""
+
+    outcome: JobOutcome
+    checks: list[Check]
+    result: dict[str, Any] = field(default_factory=dict)
+    counters: dict[str, dict[str, float]] | None = None
+    extra_logs: dict[str, Path] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+class Workload(ABC):
+    """One benchmark of the seeds, on Hadoop MapReduce and on Spark.
+
+    prepare() makes (or finds) the input, once per cluster and parameters; hadoop() and spark() run
+    the job and validate its output; run() stores the outcome as a run document.
+    """
+
+    name: str
+    description: str
+    engines: tuple[str, ...] = ENGINES
+    sized = True  # whether the experiment's data sizes apply
+    # Bytes the cluster must hold per input byte, besides the input itself: the job's output plus its
+    # intermediate data, after the seeds' measurements (Lee & Park 2026, Tables 11-14).
+    footprint_per_input_byte = 1.0
+
+    def defaults(self) -> dict[str, Any]:
+        return {}
+
+    def parameters(self, size_bytes: int | None, given: dict[str, Any] | None = None) -> dict[str, Any]:
+        params = {**self.defaults(), **(given or {})}
+        if self.sized:
+            params["size_bytes"] = size_bytes
+        return params
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+        """The input the job reads; generated once and reused unless params say `reuse_input: false`."""
+        return {}
+
+    @abstractmethod
+    def hadoop(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt: ...
+
+    @abstractmethod
+    def spark(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt: ...
+
+    def run(self, ctx: RunContext, engine: str, params: dict[str, Any], repetition: int = 1) -> RunRecord:
+        data = self.prepare(ctx, params)
+        run_id = new_id(engine, self.name)
+        attempt = getattr(self, engine)(ctx, run_id, params, data)
+        parameters = {**params, **attempt.parameters}
+        if data.get("run_id"):
+            parameters["input_run_id"] = data["run_id"]
+        return ctx.store_run(run_id=run_id, workload=self.name, engine=engine, repetition=repetition,
+                             parameters=parameters, outcome=attempt.outcome, checks=attempt.checks,
+                             result=attempt.result, counters=attempt.counters, extra_logs=attempt.extra_logs)
+
+
+def spark_result(outcome: JobOutcome) -> dict[str, Any]:
+    """The SBCLAB_RESULT line an sbclab Spark job prints last, or {} when it printed none."""
+    found = _SPARK_RESULT.findall(outcome.output)
+    return json.loads(found[-1]) if found else {}
+
+
+def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: list[str],
+              needs_examples: bool = False) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
+    """Submit one of sbclab's Spark jobs on YARN; its outcome, result, event-log metrics and event log."""
+    log = ctx.job_log(run_id, label.replace(" ", "-"))
+    conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else None
+    outcome = clients.spark_submit(ctx.stack, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, log,
+                                   label, conf=conf)
+    events_dir = ctx.stack.layout(ctx.cluster.spec.master).spark_events
+    counters: dict = {}
+    logs: dict[str, Path] = {}
+    for app in outcome.job_ids:
+        event_log = events_dir / app
+        if event_log.exists():
+            counters = spark_event_metrics(event_log)
+            logs[f"spark-events/{app}"] = event_log
+    return outcome, spark_result(outcome), counters, logs
+
+
+def hadoop_example(ctx: RunContext, run_id: str, label: str, args: list[str]) -> JobOutcome:
+    """One of Hadoop's example jobs (hadoop-mapreduce-examples), as `hadoop jar` runs it."""
+    return clients.hadoop_jar(ctx.stack, ctx.stack.dist.examples_jar, args, ctx.job_log(run_id, label.replace(" ", "-")),
+                              label)
+
+
+def exited(outcome: JobOutcome, what: str) -> Check:
+    return Check(name=f"{what} finished", passed=outcome.exit_status == 0, detail=f"exit status {outcome.exit_status}")
+
+
+def equal(name: str, got: Any, want: Any) -> Check:
+    return Check(name=name, passed=got == want, detail=f"{got} (expected {want})")

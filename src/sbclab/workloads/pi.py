@@ -5,17 +5,15 @@ within six standard errors of pi for that many uniform samples, σ = 4·sqrt(p(1
 (the quasi-random Hadoop estimate is tighter than that, so the bound holds for both).
 """
 
-import json
 import math
 import re
+from typing import Any
 
-from ..results.schema import Check, RunRecord
-from ..stack import clients
-from .base import RunContext, new_id
+from ..results.schema import Check
+from .base import Attempt, Workload, equal, hadoop_example, spark_job
 
 DEFAULT_MAPS = 100
 DEFAULT_SAMPLES = 10_000
-_SPARK_RESULT = re.compile(r"SBCLAB_RESULT (\{.*\})")
 _HADOOP_RESULT = re.compile(r"Estimated value of Pi is ([0-9.]+)")
 
 
@@ -28,44 +26,29 @@ def _estimate_check(estimate: float | None, samples: int) -> Check:
                  detail=f"|{estimate:.8f} - pi| = {abs(estimate - math.pi):.2e}, bound {bound:.2e}")
 
 
-def spark_pi(ctx: RunContext, slices: int = DEFAULT_MAPS, samples_per_slice: int = DEFAULT_SAMPLES,
-             repetition: int = 1) -> RunRecord:
-    run_id = new_id("spark", "pi")
-    log = ctx.job_log(run_id, "spark-pi")
-    ctx.progress(f"Spark Pi on YARN: {slices} slices x {samples_per_slice:,} samples")
-    outcome = clients.spark_submit(ctx.stack, "org.sbclab.jobs.SparkPi", ctx.stack.dist.jobs_jar,
-                                   [str(slices), str(samples_per_slice)], log, "spark pi")
-    match = _SPARK_RESULT.search(outcome.output)
-    result = json.loads(match.group(1)) if match else {}
-    samples = slices * samples_per_slice
-    checks = [_estimate_check(result.get("estimate"), samples)]
-    if match:
-        checks.append(Check(name="samples counted", passed=result["samples"] == samples,
-                            detail=f"{result['samples']} of {samples}"))
-    events_dir = ctx.stack.layout(ctx.cluster.spec.master).spark_events
-    counters, extra_logs = {}, {}
-    for app in outcome.job_ids:
-        event_log = events_dir / app
-        if event_log.exists():
-            from ..stack.counters import spark_event_metrics
-            counters = spark_event_metrics(event_log)
-            extra_logs[f"spark-events/{app}"] = event_log
-    return ctx.store_run(run_id=run_id, workload="pi", engine="spark", repetition=repetition,
-                         parameters={"maps": slices, "samples_per_map": samples_per_slice, "samples": samples},
-                         outcome=outcome, checks=checks, result=result, counters=counters, extra_logs=extra_logs)
+class Pi(Workload):
+    name = "pi"
+    description = "estimate pi from maps x samples random points"
+    sized = False
+    footprint_per_input_byte = 0.0
 
+    def defaults(self) -> dict[str, Any]:
+        return {"maps": DEFAULT_MAPS, "samples_per_map": DEFAULT_SAMPLES}
 
-def hadoop_pi(ctx: RunContext, maps: int = DEFAULT_MAPS, samples_per_map: int = DEFAULT_SAMPLES,
-              repetition: int = 1) -> RunRecord:
-    run_id = new_id("hadoop", "pi")
-    log = ctx.job_log(run_id, "hadoop-pi")
-    ctx.progress(f"Hadoop Pi: {maps} maps x {samples_per_map:,} samples")
-    outcome = clients.hadoop_jar(ctx.stack, ctx.stack.dist.examples_jar, ["pi", str(maps), str(samples_per_map)],
-                                 log, "hadoop pi")
-    match = _HADOOP_RESULT.search(outcome.output)
-    estimate = float(match.group(1)) if match else None
-    samples = maps * samples_per_map
-    return ctx.store_run(run_id=run_id, workload="pi", engine="hadoop", repetition=repetition,
-                         parameters={"maps": maps, "samples_per_map": samples_per_map, "samples": samples},
-                         outcome=outcome, checks=[_estimate_check(estimate, samples)],
-                         result={"estimate": estimate, "samples": samples} if estimate else {})
+    def hadoop(self, ctx, run_id, params, data) -> Attempt:
+        maps, per_map = params["maps"], params["samples_per_map"]
+        outcome = hadoop_example(ctx, run_id, "hadoop pi", ["pi", str(maps), str(per_map)])
+        match = _HADOOP_RESULT.search(outcome.output)
+        estimate = float(match.group(1)) if match else None
+        samples = maps * per_map
+        return Attempt(outcome, [_estimate_check(estimate, samples)],
+                       {"estimate": estimate, "samples": samples} if estimate else {}, parameters={"samples": samples})
+
+    def spark(self, ctx, run_id, params, data) -> Attempt:
+        maps, per_map = params["maps"], params["samples_per_map"]
+        outcome, result, counters, logs = spark_job(ctx, run_id, "spark pi", "SparkPi", [str(maps), str(per_map)])
+        samples = maps * per_map
+        checks = [_estimate_check(result.get("estimate"), samples)]
+        if result:
+            checks.append(equal("samples counted", result.get("samples"), samples))
+        return Attempt(outcome, checks, result, counters, logs, parameters={"samples": samples})

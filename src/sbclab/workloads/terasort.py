@@ -1,14 +1,17 @@
-"""TeraGen → TeraSort → TeraValidate on Hadoop MapReduce, the upstream example jobs.
+"""TeraGen and TeraSort on both engines; every sorted output checked by Hadoop's own TeraValidate.
 
 A TeraSort run is valid when TeraValidate reports no error rows *and* its checksum of the sorted
 output equals TeraGen's checksum of the input: order alone would miss lost or duplicated rows.
-TeraGen input is generated once per size on a cluster and reused by later repetitions.
+The TeraSort input is made by Hadoop TeraGen once per size on a cluster and reused by later runs
+of either engine; that TeraGen is stored as a run of its own.
 """
+
+from typing import Any
 
 from ..errors import SbclabError
 from ..results.schema import Check, RunRecord
-from ..stack import clients
-from .base import RunContext, new_id
+from . import inputs
+from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, new_id, spark_job
 
 ROW_BYTES = 100
 _UNSIGNED64 = 2**64
@@ -22,49 +25,57 @@ def rows_for(size_bytes: int) -> int:
     return rows
 
 
-def _root(size_bytes: int) -> str:
-    return f"/sbclab/terasort/{size_bytes}"
+def _input_key(size_bytes: int) -> str:
+    return f"/sbclab/terasort/{size_bytes}/input"
 
 
-def _datasets(ctx: RunContext) -> dict:
-    return ctx.cluster.state.extra.setdefault("datasets", {})
+def _maps(ctx: RunContext, params: dict[str, Any]) -> int:
+    """TeraGen's tasks: the parameter, else two per worker, so every worker writes."""
+    return int(params.get("maps") or 2 * ctx.cluster.spec.workers)
 
 
-def teragen(ctx: RunContext, size_bytes: int, repetition: int = 1, reuse: bool = True) -> RunRecord | None:
-    """Generate the input for this size, unless the cluster already holds it; return the run, if any."""
-    input_dir = f"{_root(size_bytes)}/input"
-    known = _datasets(ctx).get(input_dir)
-    if reuse and known:
-        return None
+def _hadoop_teragen(ctx: RunContext, run_id: str, rows: int, maps: int, output: str) -> tuple[Attempt, int | None]:
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"))
+    outcome = hadoop_example(ctx, run_id, "hadoop teragen", ["teragen", f"-Dmapreduce.job.maps={maps}", str(rows), output])
+    checksum = outcome.counters.get(_CHECKSUM_GROUP, {}).get("CHECKSUM")
+    checks = [exited(outcome, "job")]
+    if outcome.exit_status == 0:
+        checks += [equal("rows written", outcome.counters.get("Map-Reduce Framework", {}).get("Map output records"), rows),
+                   equal("bytes written to HDFS", outcome.counters.get("File System Counters", {}).get(
+                       "HDFS: Number of bytes written"), rows * ROW_BYTES),
+                   Check(name="checksum reported", passed=checksum is not None, detail=str(checksum))]
+    checksum = int(checksum) % _UNSIGNED64 if checksum is not None else None
+    return Attempt(outcome, checks, {"rows": rows, "checksum": checksum}, parameters={"maps": maps}), checksum
+
+
+def tera_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[str, Any]:
+    """The TeraSort input of this size: made by a stored Hadoop TeraGen run unless the cluster holds it."""
+    key = _input_key(size_bytes)
+    if reuse and key in inputs.known(ctx):
+        return inputs.known(ctx)[key]
+    inputs.forget(ctx, key)
     rows = rows_for(size_bytes)
     run_id = new_id("hadoop", "teragen")
-    log = ctx.job_log(run_id, "teragen")
-    clients.fs(ctx.stack, ["-rm", "-r", "-f", "-skipTrash", input_dir], log)
-    ctx.progress(f"Hadoop TeraGen: {rows:,} rows into {input_dir}")
-    outcome = clients.hadoop_jar(ctx.stack, ctx.stack.dist.examples_jar, ["teragen", str(rows), input_dir], log, "teragen")
-    checksum = outcome.counters.get(_CHECKSUM_GROUP, {}).get("CHECKSUM")
-    written = outcome.counters.get("Map-Reduce Framework", {}).get("Map output records")
-    checks = [Check(name="rows written", passed=written == rows, detail=f"{written} of {rows} rows")]
-    if checksum is None:
-        checks.append(Check(name="checksum reported", passed=False, detail="TeraGen printed no CHECKSUM counter"))
-    run = ctx.store_run(run_id=run_id, workload="teragen", engine="hadoop", repetition=repetition,
-                        parameters={"size_bytes": size_bytes, "rows": rows, "output": input_dir},
-                        outcome=outcome, checks=checks,
-                        result={"rows": rows, "checksum": checksum})
-    if run.succeeded and checksum is not None:
-        _datasets(ctx)[input_dir] = {"rows": rows, "checksum": int(checksum) % _UNSIGNED64, "run_id": run_id}
-        ctx.cluster.state.save()
-    return run
+    ctx.progress(f"Hadoop TeraGen: {rows:,} rows into {key} (TeraSort input)")
+    attempt, checksum = _hadoop_teragen(ctx, run_id, rows, 2 * ctx.cluster.spec.workers, key)
+    run = ctx.store_run(run_id=run_id, workload="teragen", engine="hadoop", parameters={
+        "size_bytes": size_bytes, "rows": rows, "output": key, **attempt.parameters}, outcome=attempt.outcome,
+        checks=attempt.checks, result=attempt.result, notes=["generated as TeraSort input, kept for later runs"])
+    if not run.valid:
+        raise SbclabError(f"TeraGen of {size_bytes} bytes failed, so TeraSort cannot run.",
+                          f"Read run {run_id} and its logs in {ctx.store.root}.")
+    return inputs.remember(ctx, key, {"path": key, "rows": rows, "bytes": rows * ROW_BYTES, "checksum": checksum,
+                                      "run_id": run_id})
 
 
-def _validate(ctx: RunContext, run_id: str, output_dir: str, report_dir: str, expected: dict) -> tuple[list[Check], dict, str]:
-    log = ctx.job_log(run_id, "teravalidate")
-    outcome = clients.hadoop_jar(ctx.stack, ctx.stack.dist.examples_jar, ["teravalidate", output_dir, report_dir], log,
-                                 "teravalidate")
+def teravalidate(ctx: RunContext, run_id: str, output: str, expected: dict) -> tuple[list[Check], dict]:
+    report = f"/sbclab/out/{run_id}-validate"
+    outcome = hadoop_example(ctx, run_id, "teravalidate", ["teravalidate", output, report])
     if outcome.exit_status != 0:
-        return [Check(name="TeraValidate ran", passed=False, detail=f"exit status {outcome.exit_status}")], {}, str(log)
-    report = clients.fs(ctx.stack, ["-cat", f"{report_dir}/part-r-*"], log).output
-    lines = [line for line in report.splitlines() if "\t" in line and not line[:4].isdigit()]
+        return [Check(name="TeraValidate ran", passed=False, detail=f"exit status {outcome.exit_status}")], {}
+    text = ctx.hdfs(["-cat", f"{report}/part-r-*"], ctx.job_log(run_id, "teravalidate")).output
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", report], ctx.job_log(run_id, "cleanup"), check=False)
+    lines = [line for line in text.splitlines() if "\t" in line and not line[:4].isdigit()]
     errors = [line for line in lines if line.startswith("error")]
     sums = [line.split("\t", 1)[1].strip() for line in lines if line.startswith("checksum")]
     output_checksum = int(sums[0], 16) % _UNSIGNED64 if sums else None
@@ -75,40 +86,85 @@ def _validate(ctx: RunContext, run_id: str, output_dir: str, report_dir: str, ex
               detail=f"output {output_checksum if output_checksum is None else format(output_checksum, 'x')}, "
                      f"input {expected['checksum']:x}"),
     ]
-    return checks, {"validate_wall_time_s": round(outcome.wall_time_s, 3), "validate_job_ids": outcome.job_ids}, str(log)
+    return checks, {"validate_wall_time_s": round(outcome.wall_time_s, 3), "validate_job_ids": outcome.job_ids}
 
 
-def terasort(ctx: RunContext, size_bytes: int, repetition: int = 1, validate: bool = True) -> RunRecord:
-    """Sort the size's TeraGen input; validate unless told not to (the overhead benchmark times the sort alone)."""
-    input_dir = f"{_root(size_bytes)}/input"
-    if input_dir not in _datasets(ctx):
-        gen = teragen(ctx, size_bytes, repetition)
-        if gen is None or not gen.succeeded:
-            raise SbclabError(f"TeraGen of {size_bytes} bytes failed, so TeraSort cannot run.",
-                              f"Read the TeraGen run's logs in {ctx.store.root}.")
-    expected = _datasets(ctx)[input_dir]
-    run_id = new_id("hadoop", "terasort")
-    output_dir = f"{_root(size_bytes)}/output-{run_id}"
-    report_dir = f"{_root(size_bytes)}/validate-{run_id}"
-    log = ctx.job_log(run_id, "terasort")
-    ctx.progress(f"Hadoop TeraSort: {input_dir} → {output_dir}")
-    outcome = clients.hadoop_jar(ctx.stack, ctx.stack.dist.examples_jar, ["terasort", input_dir, output_dir], log,
-                                 "terasort")
-    result: dict = {"rows": expected["rows"]}
-    checks = []
-    validate_log = None
-    if outcome.exit_status == 0:
-        out_records = outcome.counters.get("Map-Reduce Framework", {}).get("Reduce output records")
-        checks.append(Check(name="rows sorted", passed=out_records == expected["rows"],
-                            detail=f"{out_records} of {expected['rows']} rows"))
-        if validate:
-            ctx.progress("Hadoop TeraValidate")
-            more_checks, extra, validate_log = _validate(ctx, run_id, output_dir, report_dir, expected)
-            checks += more_checks
-            result.update(extra)
-    clients.fs(ctx.stack, ["-rm", "-r", "-f", "-skipTrash", output_dir, report_dir], log, check=False)
-    return ctx.store_run(run_id=run_id, workload="terasort", engine="hadoop", repetition=repetition,
-                         parameters={"size_bytes": size_bytes, "rows": expected["rows"], "input": input_dir,
-                                     "input_run_id": expected["run_id"]},
-                         outcome=outcome, checks=checks, result=result,
-                         extra_logs={"teravalidate.log": validate_log} if validate_log else None)
+class TeraGen(Workload):
+    name = "teragen"
+    description = "write 100-byte TeraSort records into HDFS"
+    footprint_per_input_byte = 0.0  # its output is the size itself
+
+    def defaults(self) -> dict[str, Any]:
+        return {"maps": None}
+
+    def hadoop(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        attempt, _ = _hadoop_teragen(ctx, run_id, rows_for(params["size_bytes"]), _maps(ctx, params), output)
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        return attempt
+
+    def spark(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        rows, maps = rows_for(params["size_bytes"]), _maps(ctx, params)
+        outcome, result, counters, logs = spark_job(ctx, run_id, "spark teragen", "TeraGen",
+                                                    [str(rows), output, str(maps)], needs_examples=True)
+        checks = [exited(outcome, "job")]
+        if outcome.exit_status == 0:
+            stored = ctx.hdfs(["-du", "-s", output], ctx.job_log(run_id, "validate")).output.split()
+            checks += [equal("rows written", result.get("rows"), rows),
+                       equal("bytes stored in HDFS", int(stored[0]) if stored else None, rows * ROW_BYTES),
+                       Check(name="checksum reported", passed="checksum" in result, detail=str(result.get("checksum")))]
+        if "checksum" in result:
+            result["checksum"] = int(result["checksum"]) % _UNSIGNED64
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        return Attempt(outcome, checks, result, counters, logs, parameters={"maps": maps, "rows": rows})
+
+
+class TeraSort(Workload):
+    name = "terasort"
+    description = "sort TeraGen's records; validated by TeraValidate"
+    footprint_per_input_byte = 5.0  # input in HDFS, about 4x intermediate data, the output
+
+    def defaults(self) -> dict[str, Any]:
+        return {"reducers": None, "validate": True}
+
+    def prepare(self, ctx, params) -> dict[str, Any]:
+        return tera_input(ctx, params["size_bytes"], reuse=params.get("reuse_input", True))
+
+    def _finish(self, ctx, run_id, params, data, outcome, sorted_rows, output) -> tuple[list[Check], dict]:
+        checks = [exited(outcome, "job")]
+        result: dict[str, Any] = {"rows": data["rows"]}
+        if outcome.exit_status == 0:
+            checks.append(equal("rows sorted", sorted_rows, data["rows"]))
+            if params.get("validate", True):
+                ctx.progress("TeraValidate")
+                more, extra = teravalidate(ctx, run_id, output, data)
+                checks += more
+                result.update(extra)
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        return checks, result
+
+    def hadoop(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        reducers = ctx.reducers(params)
+        outcome = hadoop_example(ctx, run_id, "hadoop terasort",
+                                 ["terasort", f"-Dmapreduce.job.reduces={reducers}", data["path"], output])
+        sorted_rows = outcome.counters.get("Map-Reduce Framework", {}).get("Reduce output records")
+        checks, result = self._finish(ctx, run_id, params, data, outcome, sorted_rows, output)
+        return Attempt(outcome, checks, result, parameters={"reducers": reducers, "rows": data["rows"]})
+
+    def spark(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        reducers = ctx.reducers(params)
+        outcome, result, counters, logs = spark_job(ctx, run_id, "spark terasort", "TeraSort",
+                                                    [data["path"], output, str(reducers)], needs_examples=True)
+        checks, more = self._finish(ctx, run_id, params, data, outcome, result.get("rows"), output)
+        return Attempt(outcome, checks, {**result, **more}, counters, logs,
+                       parameters={"reducers": reducers, "rows": data["rows"]})
+
+
+def terasort_run(ctx: RunContext, size_bytes: int, repetition: int = 1, validate: bool = True,
+                 engine: str = "hadoop") -> RunRecord:
+    """One TeraSort run outside an experiment (the main job and the overhead benchmark use this)."""
+    workload = TeraSort()
+    return workload.run(ctx, engine, workload.parameters(size_bytes, {"validate": validate}), repetition)

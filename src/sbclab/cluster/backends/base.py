@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import IO, Callable
@@ -88,6 +89,40 @@ class Backend(ABC):
                 raise
             finally:
                 self.state.forget(entry)
+
+    def run_parallel(self, jobs: list[tuple[NodeSpec, list[str], dict[str, str], Path, str]],
+                     timeout_s: float | None = None) -> list[int]:
+        """Run (node, argv, env, log, label) jobs at once, one per node or more; return their exit statuses.
+
+        All are started from this thread (the state file is not written from several threads) and,
+        if one wait fails or is interrupted, the others are stopped too."""
+        started = []
+        outs = []
+        try:
+            for node, argv, env, log, label in jobs:
+                log.parent.mkdir(parents=True, exist_ok=True)
+                outs.append(open(log, "ab"))
+                started.append(self._start(node, argv, env, outs[-1], None, label))
+            deadline = None if timeout_s is None else time.monotonic() + timeout_s
+            statuses = []
+            for (proc, _), (node, *_rest, log, label) in zip(started, jobs):
+                left = None if deadline is None else max(0.1, deadline - time.monotonic())
+                try:
+                    statuses.append(proc.wait(timeout=left))
+                except subprocess.TimeoutExpired:
+                    raise SbclabError(f"'{label}' on {node.name} did not finish within {timeout_s:.0f} s.",
+                                      f"Read {log}.") from None
+            return statuses
+        finally:
+            for proc, entry in started:
+                if proc.poll() is None:
+                    try:
+                        reaper.stop([psutil.Process(proc.pid)], grace_s=2)
+                    except psutil.Error:
+                        pass
+                self.state.forget(entry)
+            for out in outs:
+                out.close()
 
     def stop_processes(self) -> list[psutil.Process]:
         """Stop recorded processes, then anything still naming the cluster's directory."""

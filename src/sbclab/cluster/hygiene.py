@@ -1,0 +1,78 @@
+"""What happens between two runs so each starts from the same state, as the seeds prescribe.
+
+The page cache is dropped so no run reads what the previous one left in memory; the nodes'
+filesystems are trimmed (the 2026 seed saw up to 3x run-to-run variation on flash without it);
+and sbclab waits until the nodes are idle, so a run does not share the CPU with the tail of the
+last one (YARN containers exiting, HDFS deleting blocks).
+"""
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+import psutil
+
+from .lifecycle import Cluster
+
+
+@dataclass
+class Reset:
+    dropped_caches: bool = False
+    trimmed: list[str] = field(default_factory=list)
+    idle_after_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"dropped_caches": self.dropped_caches, "trimmed": self.trimmed, "idle_after_s": self.idle_after_s}
+
+
+def drop_caches(cluster: Cluster) -> bool:
+    """Emulated nodes share the host's page cache, so dropping it once drops every node's."""
+    if os.geteuid() != 0:
+        return False
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+    return True
+
+
+def fstrim(cluster: Cluster) -> list[str]:
+    """Trim each node's own filesystem; only the emulated backend gives nodes filesystems of their own."""
+    if cluster.spec.backend != "emulated" or os.geteuid() != 0 or shutil.which("fstrim") is None:
+        return []
+    trimmed = []
+    for node in cluster.spec.nodes:
+        disk = cluster.backend.node_disk(node)
+        done = subprocess.run(["fstrim", str(disk)], capture_output=True, timeout=600)
+        if done.returncode == 0:
+            trimmed.append(node.name)
+    return trimmed
+
+
+def wait_idle(max_cpu_percent: float = 20.0, timeout_s: float = 60.0, window_s: float = 1.0) -> float | None:
+    """Seconds until host CPU use over one window fell below max_cpu_percent; None on timeout."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if psutil.cpu_percent(interval=window_s) < max_cpu_percent:
+            return round(time.monotonic() - start, 1)
+    return None
+
+
+def between_runs(cluster: Cluster, drop: bool = True, trim: bool = True, idle_cpu_percent: float = 20.0,
+                 idle_timeout_s: float = 60.0) -> Reset:
+    reset = Reset()
+    if drop:
+        reset.dropped_caches = drop_caches(cluster)
+        if not reset.dropped_caches:
+            reset.notes.append("page cache not dropped: needs root")
+    if trim:
+        reset.trimmed = fstrim(cluster)
+        if not reset.trimmed:
+            reset.notes.append("filesystems not trimmed: only emulated nodes run as root have their own")
+    if idle_timeout_s > 0:
+        reset.idle_after_s = wait_idle(idle_cpu_percent, idle_timeout_s)
+        if reset.idle_after_s is None:
+            reset.notes.append(f"nodes not idle (CPU < {idle_cpu_percent:g} %) within {idle_timeout_s:g} s; ran anyway")
+    return reset

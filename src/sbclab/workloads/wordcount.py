@@ -1,0 +1,72 @@
+"""WordCount over the airline text: Hadoop's example job and sbclab's Spark job, same tokenisation.
+
+Valid when every input token was counted: Hadoop's map output records (one per token) and the sum of
+the counts in the output equal the tokens `wc -w` finds in the input; Spark's token and total
+counts likewise. Inputs up to `full_check_bytes` are also compared word by word with Python's count.
+"""
+
+from collections import Counter
+from typing import Any
+
+from ..results.schema import Check
+from ..stack import clients
+from . import inputs
+from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, spark_job
+
+FULL_CHECK_BYTES = 16 * 2**20
+
+
+class WordCount(Workload):
+    name = "wordcount"
+    description = "count every white-space separated word of the airline text"
+    footprint_per_input_byte = 5.0  # Hadoop WordCount wrote about 4x its input as intermediate data
+
+    def defaults(self) -> dict[str, Any]:
+        return {"seed": 0, "source": None, "reducers": None, "full_check_bytes": FULL_CHECK_BYTES}
+
+    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+        return inputs.airline_text(ctx, params["size_bytes"], params["seed"], params["source"],
+                                   reuse=params.get("reuse_input", True))
+
+    def _output_checks(self, ctx: RunContext, run_id: str, output: str, data: dict, params: dict) -> list[Check]:
+        log = ctx.job_log(run_id, "validate")
+        total = clients.fs_through(ctx.stack, ["-cat", f"{output}/part-*"], "awk -F'\\t' '{s += $2} END {print s + 0}'", log)
+        checks = [equal("sum of output counts = input tokens (wc -w)", int(float(total)), data["tokens"])]
+        if data["bytes"] <= params.get("full_check_bytes", FULL_CHECK_BYTES):
+            text = clients.fs_through(ctx.stack, ["-cat", f"{data['path']}/part-*"], "cat", log)
+            want = Counter(text.split())
+            got = Counter()
+            for line in clients.fs_through(ctx.stack, ["-cat", f"{output}/part-*"], "cat", log).splitlines():
+                word, _, count = line.rpartition("\t")
+                got[word] += int(count)
+            differing = sum(1 for w in want.keys() | got.keys() if want[w] != got[w])
+            checks.append(Check(name="every word's count equals Python's count", passed=differing == 0,
+                                detail=f"{differing} of {len(want)} words differ"))
+        return checks
+
+    def hadoop(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        reducers = ctx.reducers(params)
+        outcome = hadoop_example(ctx, run_id, "hadoop wordcount",
+                                 ["wordcount", f"-Dmapreduce.job.reduces={reducers}", data["path"], output])
+        checks = [exited(outcome, "job")]
+        if outcome.exit_status == 0:
+            mapped = outcome.counters.get("Map-Reduce Framework", {}).get("Map output records")
+            checks.append(equal("map output records = input tokens (wc -w)", mapped, data["tokens"]))
+            checks += self._output_checks(ctx, run_id, output, data, params)
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        return Attempt(outcome, checks, {"input_tokens": data["tokens"]}, parameters={"reducers": reducers})
+
+    def spark(self, ctx, run_id, params, data) -> Attempt:
+        output = f"/sbclab/out/{run_id}"
+        reducers = ctx.reducers(params)
+        outcome, result, counters, logs = spark_job(ctx, run_id, "spark wordcount", "WordCount",
+                                                    [data["path"], output, str(reducers)])
+        checks = [exited(outcome, "job")]
+        if outcome.exit_status == 0:
+            checks.append(equal("tokens read = input tokens (wc -w)", result.get("tokens"), data["tokens"]))
+            checks.append(equal("total of counts written = input tokens", result.get("total_count"), data["tokens"]))
+            checks += self._output_checks(ctx, run_id, output, data, params)
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        return Attempt(outcome, checks, {**result, "input_tokens": data["tokens"]}, counters, logs,
+                       parameters={"reducers": reducers})
