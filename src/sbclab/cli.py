@@ -363,12 +363,14 @@ def data_group():
 @click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same bytes.")
 @click.option("--first-variant", type=click.IntRange(0), default=0, show_default=True,
               help="Where in the sequence of block variants to start (parts written in parallel use disjoint ranges).")
+@click.option("--block-bytes", callback=_size, default=None,
+              help="Rows rendered once and rewritten per copy (default 32MiB); part of what makes the output.")
 @click.option("--source", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="A real airline CSV (e.g. 2006.csv) to append to itself instead of generating rows.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="File to write (default: standard output).")
 @click.option("--header", is_flag=True, help="Start with the ASA column names (the seeds' inputs did not strip it).")
-def data_generate(size, seed, first_variant, source, output, header):
+def data_generate(size, seed, first_variant, block_bytes, source, output, header):
     """Airline-schema CSV (the 29 ASA Data Expo columns), deterministic for a seed."""
     from .data import airline
     from . import atomic
@@ -379,7 +381,8 @@ def data_generate(size, seed, first_variant, source, output, header):
         if source:
             airline.append_source(source, out, size)
         else:
-            airline.AirlineGenerator(seed=seed).write(out, size, first_variant)
+            airline.AirlineGenerator(seed=seed, block_bytes=block_bytes or airline.DEFAULT_BLOCK_BYTES).write(
+                out, size, first_variant)
 
 
 def _stdout_bytes():

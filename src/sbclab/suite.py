@@ -43,6 +43,11 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
                 f"{cluster.spec.storage}, {cluster.spec.backend}, preset {cluster.spec.preset}).",
                 f"Take it down with 'sbclab cluster down --name {spec.name}', or run with --name another.")
         progress(f"using running cluster '{spec.name}'")
+        orphans = cluster.backend.stop_orphans()
+        if orphans:
+            killed = cluster.stack.kill_applications()
+            progress(f"stopped what an interrupted sbclab left running: {', '.join(orphans)}"
+                     + (f"; killed YARN applications {', '.join(killed)}" if killed else ""))
         yield cluster
         return
     progress(f"bringing up '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} ({spec.backend})")

@@ -205,6 +205,18 @@ class Stack:
         nodes = (self._get("rm_http", "/ws/v1/cluster/nodes").get("nodes") or {}).get("node") or []
         return [n for n in nodes if n.get("state") == "RUNNING"]
 
+    def kill_applications(self) -> list[str]:
+        """Kill every YARN application that has not finished; return their ids."""
+        base = f"http://{self.spec.master.address}:{config.PORTS['rm_http']}/ws/v1/cluster/apps"
+        try:
+            apps = (self._get("rm_http", "/ws/v1/cluster/apps?states=NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")
+                    .get("apps") or {}).get("app") or []
+            for app in apps:
+                requests.put(f"{base}/{app['id']}/state", json={"state": "KILLED"}, timeout=10)
+        except requests.RequestException:
+            return []
+        return [app["id"] for app in apps]
+
     def history_ready(self) -> bool:
         return "historyInfo" in self._get("jhs_http", "/ws/v1/history/info")
 

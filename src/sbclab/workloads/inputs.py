@@ -61,8 +61,11 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
     jobs = []
     for part, (worker, part_bytes) in enumerate(zip(workers, _split(size_bytes, len(workers)))):
         generate = [sys.executable, "-m", "sbclab.cli", "data", "generate", "--bytes", str(part_bytes)]
+        # Small parts get a small block: rendering rows is the generator's only slow step.
+        block = min(airline.DEFAULT_BLOCK_BYTES, max(2**20, part_bytes))
         generate += ["--source", str(source)] if source else [
-            "--seed", str(seed), "--first-variant", str(airline.first_variant(part, part_bytes))]
+            "--seed", str(seed), "--block-bytes", str(block),
+            "--first-variant", str(airline.first_variant(part, part_bytes, block))]
         put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-{part:05d}"])
         script = f"set -o pipefail; {shlex.join(generate)} | {shlex.join(put)}"
         jobs.append((worker, ["bash", "-c", script], ctx.stack.env(worker), log, f"generate part {part}"))

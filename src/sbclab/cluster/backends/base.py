@@ -54,7 +54,7 @@ class Backend(ABC):
         """Start argv on the node in its own session, recorded so it is always stopped at teardown."""
         return self._start(node, argv, env, out, cwd, label)[0]
 
-    def _start(self, node, argv, env, out, cwd, label) -> tuple[subprocess.Popen, dict]:
+    def _start(self, node, argv, env, out, cwd, label, owned: bool = False) -> tuple[subprocess.Popen, dict]:
         wrapped, prepare = self.on_node(node, argv)
         try:
             proc = subprocess.Popen(wrapped, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -66,7 +66,10 @@ class Backend(ABC):
             created = psutil.Process(proc.pid).create_time()
         except psutil.Error:
             created = 0.0
-        entry = self.state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label)
+        # A command sbclab waits for belongs to this sbclab process: if it dies (SIGKILL), the next
+        # sbclab on this cluster stops what it left running, see orphans().
+        owner = {"owner_pid": os.getpid(), "owner_create_time": psutil.Process().create_time()} if owned else {}
+        entry = self.state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label, **owner)
         return proc, entry
 
     def run(self, node: NodeSpec, argv: list[str], env: dict[str, str], log: Path, timeout_s: float | None = None,
@@ -74,7 +77,7 @@ class Backend(ABC):
         """Run argv on the node to completion, its output appended to log; return the exit status."""
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
-            proc, entry = self._start(node, argv, env, out, cwd, label)
+            proc, entry = self._start(node, argv, env, out, cwd, label, owned=True)
             try:
                 return proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
@@ -102,7 +105,7 @@ class Backend(ABC):
             for node, argv, env, log, label in jobs:
                 log.parent.mkdir(parents=True, exist_ok=True)
                 outs.append(open(log, "ab"))
-                started.append(self._start(node, argv, env, outs[-1], None, label))
+                started.append(self._start(node, argv, env, outs[-1], None, label, owned=True))
             deadline = None if timeout_s is None else time.monotonic() + timeout_s
             statuses = []
             for (proc, _), (node, *_rest, log, label) in zip(started, jobs):
@@ -123,6 +126,20 @@ class Backend(ABC):
                 self.state.forget(entry)
             for out in outs:
                 out.close()
+
+    def stop_orphans(self) -> list[str]:
+        """Stop commands whose sbclab process died without waiting for them; return their labels."""
+        orphans = []
+        for entry in list(self.state.of_kind("process")):
+            if "owner_pid" not in entry:
+                continue
+            alive = reaper.recorded([{"pid": entry["owner_pid"], "create_time": entry["owner_create_time"]}])
+            if alive:
+                continue
+            reaper.stop(reaper.recorded([entry]), grace_s=2)
+            self.state.forget(entry)
+            orphans.append(entry.get("label", "command"))
+        return orphans
 
     def stop_processes(self) -> list[psutil.Process]:
         """Stop recorded processes, then anything still naming the cluster's directory."""

@@ -1,0 +1,138 @@
+"""The seeds' suite on a real 2-worker cluster: every workload on both engines at a tiny size,
+validated; an experiment killed with SIGKILL and resumed; impossible and failing cells."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from sbclab import workloads
+from sbclab.cluster import lifecycle
+from sbclab.errors import SbclabError
+from sbclab.experiments import model, runner
+from sbclab.results.store import ResultsStore
+from sbclab.workloads.base import RunContext
+
+from .conftest import NOTHING, remove_if_left, small_spec
+
+NAME = "suite"
+SIZE = 4 * 10**6
+TINY = {"pi": {"maps": 4, "samples_per_map": 2000}, "dfsio-write": {"files": 2}, "dfsio-read": {"files": 2}}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    remove_if_left(NAME)
+    assert lifecycle.leftovers_on_host() == NOTHING
+    up = lifecycle.up(small_spec(NAME, preset="paper", subnet="10.215.0.0/24"))
+    try:
+        yield up
+    finally:
+        remove_if_left(NAME)
+    assert lifecycle.leftovers_on_host() == NOTHING
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return ResultsStore(tmp_path_factory.mktemp("suite") / "results")
+
+
+CASES = [(w, e) for w in workloads.WORKLOADS for e in ("hadoop", "spark")]
+
+
+@pytest.mark.parametrize("name, engine", CASES, ids=[f"{w}-{e}" for w, e in CASES])
+def test_every_workload_on_both_engines_is_validated(cluster, store, name, engine):
+    workload = workloads.get(name)
+    ctx = RunContext(cluster=cluster, store=store)
+    run = workload.run(ctx, engine, workload.parameters(SIZE, TINY.get(name)))
+    failed = [c for c in run.validity.checks if not c.passed]
+    assert run.exit_status == 0, f"{name}/{engine} failed; logs: {run.logs}"
+    assert run.valid, f"{name}/{engine} invalid: {failed}"
+    assert len(run.validity.checks) >= 2 or name == "pi"
+    assert run.counters, "engine counters are stored with the run"
+    if engine == "spark":
+        assert run.counters["tasks"]["tasks"] > 0 and "task_metrics" in run.counters
+    else:
+        assert "Job Counters" in run.counters
+
+
+def test_generated_input_is_made_once_per_cluster(cluster, store):
+    datasets = cluster.state.extra["datasets"]
+    airline = [d for k, d in datasets.items() if k.startswith("airline/")]
+    assert len(airline) == 1 and airline[0]["tokens"] == airline[0]["lines"] > 30_000
+    assert airline[0]["bytes"] <= SIZE
+
+
+EXPERIMENT = {
+    "name": "resume", "cluster": {"name": NAME, "subnet": "10.215.0.0/24"}, "engines": ["hadoop", "spark"],
+    "workloads": ["pi"], "workers": [2], "sizes": ["4MB"], "presets": ["paper"], "repetitions": 2,
+    "parameters": {"pi": {"maps": 2, "samples_per_map": 1000}},
+    "between_runs": {"idle_timeout_s": 5},
+}
+
+
+def _bench(path, results) -> list[str]:
+    return [sys.executable, "-m", "sbclab.cli", "bench", str(path), "--results", str(results)]
+
+
+def test_a_killed_experiment_resumes_without_losing_or_repeating_runs(cluster, tmp_path):
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump(EXPERIMENT))
+    results = tmp_path / "results"
+    runs_dir = results / "runs"
+    proc = subprocess.Popen(_bench(path, results), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not (runs_dir.exists() and any(runs_dir.glob("*.json"))):
+            time.sleep(0.5)
+        time.sleep(3)  # into the next run
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    first = ResultsStore(results).runs()
+    assert 1 <= len(first) < 4
+    assert not [p for p in runs_dir.iterdir() if p.suffix != ".json"], "no partial document is left"
+    done = subprocess.run(_bench(path, results), capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "already stored and valid: skipped" in done.stderr
+    runs = ResultsStore(results).runs()
+    keys = [r.cell["key"] for r in runs if r.valid]
+    assert len(set(keys)) == 4 and len(keys) == 4, "every cell once, the stored ones not run again"
+    assert {r.run_id for r in first} <= {r.run_id for r in runs}
+    assert not cluster.state.__class__.load(NAME).of_kind("process") or all(
+        "owner_pid" not in e for e in cluster.state.__class__.load(NAME).of_kind("process"))
+
+
+def test_a_cell_that_fails_is_stored_as_failed_and_the_experiment_goes_on(cluster, tmp_path):
+    experiment = model.parse({**EXPERIMENT, "workloads": ["wordcount", "pi"], "engines": ["hadoop"],
+                              "repetitions": 1, "parameters": {**EXPERIMENT["parameters"],
+                                                               "wordcount": {"source": "/nonexistent/2006.csv"}}})
+    found = runner.prepare(experiment, tmp_path / "results")
+
+    class Quiet:
+        def start(self, **kw): pass
+        def say(self, message): pass
+        def cell(self, cell): pass
+        def finished(self, cell, run): pass
+        def stop(self): pass
+
+    stored = runner.execute(found, tmp_path / "results", Quiet())
+    by_workload = {r.workload: r for r in stored}
+    assert by_workload["wordcount"].exit_status != 0 and not by_workload["wordcount"].valid
+    assert "does not exist" in by_workload["wordcount"].validity.checks[0].detail
+    assert by_workload["pi"].valid
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"workers": [40]}, "cannot run cell"),
+    ({"workloads": ["terasort"], "sizes": ["1TB"]}, "storage|disks"),
+])
+def test_an_impossible_cell_is_refused_before_anything_starts(tmp_path, change, message):
+    experiment = model.parse({**EXPERIMENT, "cluster": {"name": "nope"}, **change})
+    with pytest.raises(SbclabError, match=message):
+        runner.prepare(experiment, tmp_path / "results")
+    assert "nope" not in lifecycle.ClusterState.names()

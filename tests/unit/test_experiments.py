@@ -1,0 +1,56 @@
+import pytest
+
+from sbclab.errors import SbclabError
+from sbclab.experiments import model
+
+BASE = {"workloads": ["wordcount", "pi"], "workers": [1, 2], "sizes": ["8MB", "16MB"], "repetitions": 2}
+
+
+def test_expansion_covers_the_matrix_once():
+    cells = model.cells(model.parse(BASE))
+    # wordcount: 2 workers x 2 sizes x 2 reps x 2 engines; pi ignores sizes: 2 workers x 2 reps x 2 engines
+    assert len(cells) == 16 + 8
+    assert len({c.key for c in cells}) == len(cells)
+    assert {c.size_bytes for c in cells if c.workload == "pi"} == {None}
+
+
+def test_cells_are_grouped_by_cluster_shape():
+    shapes = [c.shape for c in model.cells(model.parse({**BASE, "storage": ["nvme", "microsd"]}))]
+    changes = sum(1 for a, b in zip(shapes, shapes[1:]) if a != b)
+    assert changes == len(set(shapes)) - 1
+
+
+def test_keys_are_stable_and_depend_on_what_defines_a_run():
+    a = model.cells(model.parse(BASE))
+    b = model.cells(model.parse(BASE))
+    assert [c.key for c in a] == [c.key for c in b]
+    other = model.cells(model.parse({**BASE, "parameters": {"wordcount": {"seed": 7}}}))
+    assert {c.key for c in a if c.workload == "wordcount"}.isdisjoint({c.key for c in other if c.workload == "wordcount"})
+    assert {c.key for c in a if c.workload == "pi"} == {c.key for c in other if c.workload == "pi"}
+
+
+def test_defaults_are_the_seeds():
+    e = model.parse({"workloads": ["pi", "dfsio-write"]})
+    assert e.repetitions == 5 and e.engines == ["hadoop", "spark"]
+    cell = next(c for c in model.cells(e) if c.workload == "pi")
+    assert cell.parameters == {"maps": 100, "samples_per_map": 10_000}
+    assert next(c for c in model.cells(e) if c.workload == "dfsio-write").parameters["files"] == 10
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"workloads": ["wordcont"]}, "unknown workload 'wordcont'"),
+    ({"workloads": ["pi"], "engines": ["flink"]}, "engines.0"),
+    ({"workloads": ["pi"], "workers": [0]}, "out of range"),
+    ({"workloads": ["pi"], "sizes": ["lots"]}, "size"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"slices": 3}}}, "unknown parameter"),
+    ({"workloads": ["pi"], "colour": "red"}, "colour"),
+])
+def test_bad_experiments_are_refused_naming_the_field(raw, message):
+    with pytest.raises(SbclabError, match=message):
+        model.parse(raw, "x.yaml")
+
+
+def test_storage_need_counts_intermediate_data():
+    e = model.parse({"workloads": ["terasort", "grep"], "sizes": ["1GB"], "presets": ["paper"]})
+    need, which = model.storage_needed(e, 2, "paper")
+    assert which.startswith("terasort") and need == 6 * 10**9
