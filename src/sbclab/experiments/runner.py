@@ -116,7 +116,7 @@ def run_cell(ctx: RunContext, cell: Cell, experiment: Experiment) -> RunRecord:
     started, start = datetime.now(timezone.utc), time.monotonic()
     try:
         return workload.run(ctx, cell.engine, workload.parameters(cell.size_bytes, cell.parameters), cell.repetition)
-    except SbclabError as err:
+    except Exception as err:  # noqa: BLE001 - one cell's failure, whatever it is, must not end the experiment
         return _failed_run(ctx, cell, err, started, start)
     finally:
         ctx.notes = base_notes

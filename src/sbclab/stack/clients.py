@@ -76,7 +76,7 @@ def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, tim
     master = stack.spec.master
     result = log.with_name(log.name + f".{time.monotonic_ns()}.out")
     fs_cmd = shlex.join(stack.java(master, "org.apache.hadoop.fs.FsShell", fs_args))
-    script = f"set -o pipefail; {fs_cmd} | {shell_tail} > {shlex.quote(str(result))}"
+    script = f"set -o pipefail; {fs_cmd} | {{ {shell_tail}; }} > {shlex.quote(str(result))}"
     try:
         status = stack.backend.run(master, ["bash", "-c", script], stack.env(master), log, timeout_s=timeout_s,
                                    label=f"hdfs dfs {fs_args[0]} | {shell_tail.split()[0]}")
