@@ -92,6 +92,7 @@ class AirlineGenerator:
         self.seed = seed
         self.block_bytes = block_bytes
         self._block: np.ndarray | None = None
+        self._work: np.ndarray | None = None
 
     def _render_rows(self) -> list[str]:
         flights = _flights()
@@ -156,20 +157,29 @@ class AirlineGenerator:
             value = value * 10 + (self._block[offsets + digit].astype(np.int64) - ord("0"))
         return value
 
-    def _write_number(self, buffer: np.ndarray, offsets: np.ndarray, values: np.ndarray | int, width: int) -> None:
-        values = np.asarray(values, dtype=np.int64)
-        for digit in reversed(range(width)):
-            buffer[offsets + digit] = (values % 10 + ord("0")).astype(np.uint8)
-            values = values // 10
-
     def variant(self, index: int) -> np.ndarray:
-        """Copy `index` of the block: a Year and a shifted FlightNum on every line."""
-        block = self.block()
-        copy = block.copy()
-        self._write_number(copy, self._year_at, YEARS[index % len(YEARS)], 4)
-        shift = (index // len(YEARS)) * 7919  # a prime step visits every flight number before repeating
-        self._write_number(copy, self._flight_at, (self._flight - 1000 + shift) % FLIGHT_NUMBERS + 1000, 4)
-        return copy
+        """Copy `index` of the block: a Year and a shifted FlightNum on every line.
+
+        The copy is one working buffer rewritten in place, valid until the next call: only the
+        8 bytes per line that differ are touched, and FlightNum only when its shift changes
+        (every 22 copies), which keeps the generator close to the speed of copying a file."""
+        self.block()
+        if self._work is None:
+            self._work = self._block.copy()
+            self._year_digits = [self._year_at + d for d in range(4)]
+            self._flight_digits = [self._flight_at + d for d in range(4)]
+            self._work_shift = None
+        year = YEARS[index % len(YEARS)]
+        for position, digit in zip(self._year_digits, f"{year:04d}"):
+            self._work[position] = ord(digit)
+        shift = (index // len(YEARS)) * 7919 % FLIGHT_NUMBERS  # a prime step visits every number before repeating
+        if shift != self._work_shift:
+            values = (self._flight - 1000 + shift) % FLIGHT_NUMBERS + 1000
+            for position in reversed(self._flight_digits):
+                self._work[position] = (values % 10 + ord("0")).astype(np.uint8)
+                values = values // 10
+            self._work_shift = shift
+        return self._work
 
     def write(self, out: BinaryIO, size_bytes: int, first_variant: int = 0) -> Written:
         """Write whole lines up to size_bytes; return what was written."""
