@@ -2,16 +2,17 @@
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from . import __version__, profiles, suite
+from . import __version__, atomic, profiles, suite
+from .data import airline
 from .cluster import calibration, lifecycle, plan
 from .cluster import spec as cluster_spec
-from .cluster.backends import default_backend
 from .errors import SbclabError
 from .results import summary
 from .results.store import ResultsStore
@@ -328,7 +329,7 @@ def calibrate_command(force, workers):
     """Measure this host (sysbench, fio, iperf3) and show the shaping of each profile's emulated nodes."""
     host = calibration.current(progress=_say, remeasure=force)
     console.print(f"host {host.cpu_model}, {host.cores} cores, kernel {host.kernel}, measured {host.measured_at:%Y-%m-%d %H:%M} UTC")
-    console.print(f"sysbench events/s per core: " + ", ".join(f"--cpu-max-prime={p}: {v[1]:.6g}" for p, v in host.sysbench.items()))
+    console.print("sysbench events/s per core: " + ", ".join(f"--cpu-max-prime={p}: {v[1]:.6g}" for p, v in host.sysbench.items()))
     console.print(f"disk ({host.disk_path}): read {host.disk.seq_read_mb_s:.0f} MB/s, write {host.disk.seq_write_mb_s:.0f} MB/s, "
                   f"4K IOPS read {host.disk.rand_read_iops:.0f}, write {host.disk.rand_write_iops:.0f}; "
                   f"veth link {host.veth_mbps or 0:.0f} Mb/s")
@@ -372,9 +373,7 @@ def data_group():
 @click.option("--header", is_flag=True, help="Start with the ASA column names (the seeds' inputs did not strip it).")
 def data_generate(size, seed, first_variant, block_bytes, source, output, header):
     """Airline-schema CSV (the 29 ASA Data Expo columns), deterministic for a seed."""
-    from .data import airline
-    from . import atomic
-    with (atomic.open_for_write(output) if output else _stdout_bytes()) as out:
+    with (atomic.open_for_write(output) if output else nullcontext(sys.stdout.buffer)) as out:
         if header:
             out.write((airline.HEADER + "\n").encode())
             size -= len(airline.HEADER) + 1
@@ -383,11 +382,6 @@ def data_generate(size, seed, first_variant, block_bytes, source, output, header
         else:
             airline.AirlineGenerator(seed=seed, block_bytes=block_bytes or airline.DEFAULT_BLOCK_BYTES).write(
                 out, size, first_variant)
-
-
-def _stdout_bytes():
-    from contextlib import nullcontext
-    return nullcontext(sys.stdout.buffer)
 
 
 def main() -> None:

@@ -6,7 +6,6 @@ emulated one, without the CPU quotas that make sixteen jobs take most of an hour
 host. The emulated backend runs the first slice's jobs in test_cluster.py.
 """
 
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import yaml
 
 from sbclab import workloads
 from sbclab.cluster import lifecycle
+from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.experiments import model, runner
 from sbclab.results.store import ResultsStore
@@ -108,8 +108,8 @@ def test_a_killed_experiment_resumes_without_losing_or_repeating_runs(cluster, t
     keys = [r.cell["key"] for r in runs if r.valid]
     assert len(set(keys)) == 4 and len(keys) == 4, "every cell once, the stored ones not run again"
     assert {r.run_id for r in first} <= {r.run_id for r in runs}
-    assert not cluster.state.__class__.load(NAME).of_kind("process") or all(
-        "owner_pid" not in e for e in cluster.state.__class__.load(NAME).of_kind("process"))
+    left = ClusterState.load(NAME).of_kind("process")
+    assert not [e for e in left if "owner_pid" in e], "the killed sbclab's commands were stopped and forgotten"
 
 
 def test_a_cell_that_fails_is_stored_as_failed_and_the_experiment_goes_on(cluster, tmp_path):
@@ -140,4 +140,20 @@ def test_an_impossible_cell_is_refused_before_anything_starts(tmp_path, change, 
     experiment = model.parse({**EXPERIMENT, "cluster": {"name": "nope"}, **change})
     with pytest.raises(SbclabError, match=message):
         runner.prepare(experiment, tmp_path / "results")
-    assert "nope" not in lifecycle.ClusterState.names()
+    assert "nope" not in ClusterState.names()
+
+
+def test_the_concurrent_mix_stores_both_modes_with_every_job_validated(cluster, store):
+    from sbclab.experiments import concurrent
+    conc = model.Concurrent(engine="spark", workloads=["wordcount", "pi"], size="4MB")
+    ctx = RunContext(cluster=cluster, store=store)
+    runs = concurrent.run(ctx, conc, say=lambda message: None)
+    assert [r.workload for r in runs] == ["mix-sequential", "mix-concurrent"]
+    for run in runs:
+        assert run.valid, [c for c in run.validity.checks if not c.passed]
+        assert set(run.result["jobs"]) == {"wordcount", "pi"}
+        assert all(job["exit_status"] == 0 and job["wall_time_s"] > 0 for job in run.result["jobs"].values())
+        assert {c.name.split(":")[0] for c in run.validity.checks} == {"wordcount", "pi"}
+        assert run.cell["workload"] == run.workload
+    sequential = runs[0]
+    assert sequential.wall_time_s >= max(j["wall_time_s"] for j in sequential.result["jobs"].values())

@@ -76,6 +76,3 @@ def test_an_empty_source_is_refused(tmp_path):
     with pytest.raises(SbclabError, match="non-empty"):
         airline.append_source(tmp_path / "empty.csv", io.BytesIO(), 100)
 
-
-def test_independent_match_count():
-    assert airline.count_matches(b"ORD,JFK,ORD\nLGA,BOS\nxORD\n", "ORD") == (2, 3)

@@ -15,7 +15,6 @@ import csv
 import datetime
 import importlib.util
 import io
-import re
 import zipfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -232,13 +231,3 @@ def append_source(source: Path, out: BinaryIO, size_bytes: int) -> Written:
         if pending:  # a file without a final newline still ends its last line
             pending += b"\n"
 
-
-def count_matches(data: bytes, pattern: str) -> tuple[int, int]:
-    """(matching lines, occurrences) of a regular expression: what Spark's and Hadoop's Grep count."""
-    regex = re.compile(pattern.encode())
-    matched_lines = occurrences = 0
-    for line in data.splitlines():
-        found = len(regex.findall(line))
-        occurrences += found
-        matched_lines += found > 0
-    return matched_lines, occurrences

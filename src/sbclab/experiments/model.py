@@ -8,15 +8,19 @@ directory tells which cells are done and a re-run does only the rest.
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import workloads as registry
 from ..cluster import spec as cluster_spec
 from ..errors import SbclabError
 from ..units import format_size, parse_size
+
+
+# Sizes are written as in the CLI: 64MB, 2GiB, or a number of bytes.
+Size = Annotated[int, BeforeValidator(lambda v: parse_size(v) if isinstance(v, str) else v)]
 
 
 class BetweenRuns(BaseModel):
@@ -35,14 +39,9 @@ class ClusterSettings(BaseModel):
     board: str = "rpi5b"
     backend: Literal["emulated", "processes"] | None = None
     subnet: str = "10.214.0.0/24"
-    disk_size: int | None = Field(None, description="per node; default from the data sizes")
+    disk_size: Size | None = Field(None, description="per node; default from the data sizes")
     scale: float | None = Field(None, gt=0, le=1)
     timeout_s: float = 240
-
-    @field_validator("disk_size", mode="before")
-    @classmethod
-    def _size(cls, value):
-        return parse_size(value) if isinstance(value, str) else value
 
 
 class Concurrent(BaseModel):
@@ -52,13 +51,8 @@ class Concurrent(BaseModel):
 
     engine: Literal["hadoop", "spark"] = "spark"
     workloads: list[str] = ["wordcount", "terasort", "grep", "pi"]
-    size: int
+    size: Size
     repetitions: int = Field(1, ge=1, le=100)
-
-    @field_validator("size", mode="before")
-    @classmethod
-    def _size(cls, value):
-        return parse_size(value) if isinstance(value, str) else value
 
 
 class Experiment(BaseModel):
@@ -70,18 +64,13 @@ class Experiment(BaseModel):
     engines: list[Literal["hadoop", "spark"]] = ["hadoop", "spark"]
     workloads: list[str]
     workers: list[int] = [2]
-    sizes: list[int] = [64 * 10**6]
+    sizes: list[Size] = [64 * 10**6]
     storage: list[str] = ["nvme"]
     presets: list[Literal["stock", "paper"]] = ["paper"]
     repetitions: int = Field(5, ge=1, le=1000)
     parameters: dict[str, dict[str, Any]] = {}
     between_runs: BetweenRuns = BetweenRuns()
     concurrent: Concurrent | None = None
-
-    @field_validator("sizes", mode="before")
-    @classmethod
-    def _sizes(cls, value):
-        return [parse_size(v) if isinstance(v, str) else v for v in value]
 
     @field_validator("workers")
     @classmethod

@@ -5,14 +5,15 @@ flight. A re-run skips cells whose runs are stored and valid; failed and invalid
 A job that fails is stored as failed with its cause and logs, and the experiment goes on.
 """
 
+import shutil
 import sys
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import workloads as registry
-from ..cluster import hygiene, plan, spec as cluster_spec
+from .. import paths, workloads as registry
+from ..cluster import hygiene, plan
 from ..cluster.spec import ClusterSpec
 from ..errors import SbclabError
 from ..results.schema import Check, RunRecord
@@ -74,8 +75,6 @@ def prepare(experiment: Experiment, results: Path, say=lambda message: None) -> 
 def _check_host_disk(spec: ClusterSpec) -> None:
     if spec.backend != "emulated":
         return
-    import shutil
-    from .. import paths
     paths.home().mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(paths.home()).free
     need = sum(n.disk_bytes for n in spec.nodes)
@@ -92,13 +91,14 @@ def _failed_run(ctx: RunContext, cell: Cell, err: Exception, started: datetime, 
     outcome = JobOutcome(command=[], exit_status=-1, started_at=started, finished_at=datetime.now(timezone.utc),
                          wall_time_s=time.monotonic() - start, log=Path("/nonexistent"), output="")
     params = {**cell.parameters, "size_bytes": cell.size_bytes} if cell.size_bytes else dict(cell.parameters)
+    # The job logs of whatever the cell got to before it failed (input generation, the job itself).
     jobs = ctx.stack.layout(ctx.cluster.spec.master).log_dir / "jobs"
-    extra = {f"jobs/{p.name}": p for p in jobs.iterdir() if p.is_dir() and p.stat().st_mtime >= start - 1} \
-        if jobs.exists() else {}
+    since = time.time() - (time.monotonic() - start) - 1
+    extra = {f"jobs/{p.name}": p for p in jobs.glob("*") if p.is_dir() and p.stat().st_mtime >= since}
     return ctx.store_run(run_id=run_id, workload=cell.workload, engine=cell.engine, repetition=cell.repetition,
                          parameters=params, outcome=outcome,
                          checks=[Check(name="run finished", passed=False, detail=message)],
-                         extra_logs={k: v for k, v in extra.items() if time.time() - v.stat().st_mtime < 86400},
+                         extra_logs=extra,
                          notes=[f"failed: {message}", *([hint] if hint else [])])
 
 

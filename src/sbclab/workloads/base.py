@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..cluster import hygiene
 from ..cluster.lifecycle import Cluster
 from ..results import provenance
 from ..results.schema import Check, ClusterShape, RunRecord, Validity
@@ -97,7 +98,6 @@ class RunContext:
 
     def drop_caches(self) -> bool:
         """Drop the page cache of every node; False when this host does not allow it."""
-        from ..cluster import hygiene
         return hygiene.drop_caches(self.cluster)
 
     def hdfs(self, args: list[str], log: Path, check: bool = True) -> JobOutcome:

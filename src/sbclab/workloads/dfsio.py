@@ -12,8 +12,9 @@ from typing import Any
 
 from ..errors import SbclabError
 from ..results.schema import Check
+from ..stack import clients
 from . import inputs
-from .base import Attempt, RunContext, Workload, equal, exited, new_id, spark_job
+from .base import Attempt, RunContext, Workload, equal, exited, spark_job
 
 DEFAULT_FILES = 10
 MB = 2**20  # TestDFSIO's MB
@@ -39,7 +40,6 @@ def _hadoop_dfsio(ctx: RunContext, run_id: str, mode: str, files: int, file_byte
     result_file = ctx.job_log(run_id, "dfsio-result")
     args = [f"-Dtest.build.data={_dir('hadoop')}", f"-{mode}", "-nrFiles", str(files), "-size", f"{file_bytes}B",
             "-resFile", str(result_file)]
-    from ..stack import clients
     outcome = clients.hadoop_class(ctx.stack, "org.apache.hadoop.fs.TestDFSIO", args,
                                    ctx.job_log(run_id, f"hadoop-dfsio-{mode}"), f"hadoop TestDFSIO -{mode}")
     report = {_FIELDS[name]: float(value) for name, value in _REPORT_LINE.findall(outcome.output) if name in _FIELDS}
@@ -105,9 +105,6 @@ class DfsioRead(Workload):
 
     def defaults(self) -> dict[str, Any]:
         return {"files": DEFAULT_FILES}
-
-    def prepare(self, ctx, params) -> dict[str, Any]:
-        return {}
 
     def run(self, ctx, engine, params, repetition=1):
         key = _written_key(engine, params)

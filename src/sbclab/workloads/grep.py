@@ -12,7 +12,7 @@ from ..stack import clients
 from . import inputs
 from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, spark_job
 
-# An airport code: matches about one line in twenty-five of the generated data.
+# An airport code: 5.1 % of the lines of 64 MiB generated with seed 0 contain it.
 DEFAULT_PATTERN = "ORD"
 
 

@@ -35,20 +35,7 @@ public final class TeraSort {
     private TeraSort() {}
 
     public static void main(String[] args) {
-        int partitions;
-        try {
-            if (args.length != 3) {
-                throw new IllegalArgumentException();
-            }
-            partitions = Integer.parseInt(args[2]);
-            if (partitions < 1) {
-                throw new IllegalArgumentException();
-            }
-        } catch (IllegalArgumentException e) {
-            System.err.println("usage: TeraSort <input> <output> <partitions>");
-            System.exit(2);
-            return;
-        }
+        int partitions = Args.partitions(args, 3, 2, "TeraSort <input> <output> <partitions>");
         String input = args[0];
         String output = args[1];
         try (JavaSparkContext sc = new JavaSparkContext(new SparkConf().setAppName("sbclab TeraSort"))) {
