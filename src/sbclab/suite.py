@@ -5,17 +5,19 @@ brought up for the job and always torn down afterwards, also on error or Ctrl-C.
 """
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .cluster import lifecycle
 from .cluster.spec import ClusterSpec
 from .cluster.state import ClusterState
 from .errors import SbclabError
+from .monitor import idle
+from .monitor.settings import MonitorSettings
 from .results.schema import RunRecord
 from .results.store import ResultsStore
 from .workloads import pi, terasort
-from .workloads.base import RunContext
+from .workloads.base import RunContext, new_id
 
 
 @dataclass
@@ -25,6 +27,7 @@ class SuiteOptions:
     repetitions: int = 1
     pi_maps: int = pi.DEFAULT_MAPS
     pi_samples: int = pi.DEFAULT_SAMPLES
+    monitor: MonitorSettings = field(default_factory=MonitorSettings)
 
 
 def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
@@ -67,7 +70,8 @@ def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None)
     store = ResultsStore(options.results)
     runs: list[RunRecord] = []
     with cluster_for(spec, progress) as cluster:
-        ctx = RunContext(cluster=cluster, store=store, progress=progress)
+        ctx = RunContext(cluster=cluster, store=store, progress=progress, monitor=options.monitor)
+        ctx.idle_baseline = idle.measure_idle(cluster, options.monitor, store, new_id("idle"), progress)
         sort, estimate = terasort.TeraSort(), pi.Pi()
         for repetition in range(1, options.repetitions + 1):
             runs.append(sort.run(ctx, "hadoop", sort.parameters(options.size_bytes), repetition))

@@ -50,21 +50,23 @@ def run(ctx: RunContext, conc: Concurrent, say, done: set[str] = frozenset()) ->
             ctx.drop_caches()
             run_id = new_id(conc.engine, f"mix-{mode}")
             say(f"{conc.engine} {', '.join(conc.workloads)} {'together' if mode == 'concurrent' else 'one after another'}")
-            started = datetime.now(timezone.utc)
-            start = time.monotonic()
-            if mode == "concurrent":
-                with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-                    futures = {name: pool.submit(_one, ctx, name, conc.engine, run_id, *jobs[name]) for name in jobs}
-                    results = {name: f.result() for name, f in futures.items()}
-            else:
-                results = {name: _one(ctx, name, conc.engine, run_id, *jobs[name]) for name in jobs}
-            wall = time.monotonic() - start
+            with ctx.recording(run_id) as recorded:
+                started = datetime.now(timezone.utc)
+                start = time.monotonic()
+                if mode == "concurrent":
+                    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                        futures = {name: pool.submit(_one, ctx, name, conc.engine, run_id, *jobs[name]) for name in jobs}
+                        results = {name: f.result() for name, f in futures.items()}
+                else:
+                    results = {name: _one(ctx, name, conc.engine, run_id, *jobs[name]) for name in jobs}
+                wall = time.monotonic() - start
+                finished = datetime.now(timezone.utc)
             checks = [Check(name=f"{name}: {c.name}", passed=c.passed, detail=c.detail)
                       for name, (attempt, _) in results.items() for c in attempt.checks]
             status = max((a.outcome.exit_status for a, _ in results.values()), key=abs, default=0)
             first = next(iter(results.values()))[0].outcome
             outcome = JobOutcome(command=first.command, exit_status=status, started_at=started,
-                                 finished_at=datetime.now(timezone.utc), wall_time_s=wall, log=first.log, output="",
+                                 finished_at=finished, wall_time_s=wall, log=first.log, output="",
                                  job_ids=[j for a, _ in results.values() for j in a.outcome.job_ids])
             logs = {f"{name}.log": a.outcome.log for name, (a, _) in results.items()}
             ctx.cell = cell
@@ -75,7 +77,7 @@ def run(ctx: RunContext, conc: Concurrent, say, done: set[str] = frozenset()) ->
                     result={"jobs": {name: {"wall_time_s": round(seconds, 3), "exit_status": a.outcome.exit_status,
                                             "job_ids": a.outcome.job_ids, **a.result}
                                      for name, (a, seconds) in results.items()}},
-                    counters={}, extra_logs=logs))
+                    counters={}, extra_logs=logs, recording=recorded.raw))
             finally:
                 ctx.cell = None
     return stored

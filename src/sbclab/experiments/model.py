@@ -16,6 +16,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from .. import workloads as registry
 from ..cluster import spec as cluster_spec
 from ..errors import SbclabError
+from ..monitor.settings import MonitorSettings
 from ..units import format_size, parse_size
 
 
@@ -70,6 +71,7 @@ class Experiment(BaseModel):
     repetitions: int = Field(5, ge=1, le=1000)
     parameters: dict[str, dict[str, Any]] = {}
     between_runs: BetweenRuns = BetweenRuns()
+    monitor: MonitorSettings = MonitorSettings()
     concurrent: Concurrent | None = None
 
     @field_validator("workers")

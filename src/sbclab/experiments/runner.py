@@ -16,6 +16,7 @@ from .. import paths, workloads as registry
 from ..cluster import hygiene, plan
 from ..cluster.spec import ClusterSpec
 from ..errors import SbclabError
+from ..monitor import idle
 from ..results.schema import Check, RunRecord
 from ..results.store import ResultsStore
 from ..stack.clients import JobOutcome
@@ -137,7 +138,8 @@ def execute(found: Plan, results: Path, display, command: list[str] | None = Non
         group = [c for c in todo if c.shape == shape]
         with cluster_for(spec, display.say, timeout_s=experiment.cluster.timeout_s) as cluster:
             ctx = RunContext(cluster=cluster, store=store, experiment_id=experiment_id, progress=display.say,
-                             command=command or ["sbclab", *sys.argv[1:]])
+                             command=command or ["sbclab", *sys.argv[1:]], monitor=experiment.monitor)
+            ctx.idle_baseline = idle.measure_idle(cluster, experiment.monitor, store, new_id("idle"), display.say)
             ctx.notes = [f"cluster '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage}, preset "
                          f"{spec.preset}; inputs are generated on this cluster and reused by its runs"]
             for cell in group:

@@ -15,6 +15,7 @@ _UNITS = {
     "gib": {"gib": 1.0, "gb": 1e9 / 2**30, "mib": 1 / 1024, "mb": 1e6 / 2**30},
     "gb": {"gb": 1.0, "tb": 1000.0, "gib": 2**30 / 1e9},
     "w": {"w": 1.0, "mw": 1e-3},
+    "c": {"c": 1.0, "°c": 1.0},
     "mbps": {"mbps": 1.0, "mb/s": 1.0, "mbit/s": 1.0, "gbps": 1000.0, "gb/s": 1000.0, "gbit/s": 1000.0},
     "mb_s": {"mb/s": 1.0, "mbps": 1.0, "gb/s": 1000.0, "kb/s": 1e-3},
     "usd": {"usd": 1.0, "$": 1.0},
@@ -94,6 +95,8 @@ class Board(_Profile):
     nic_mbps: Positive("mbps")
     network_mbps: Positive("mbps") | None = None
     power_supply_watts: Positive("w") | None = None
+    # Where the board's firmware starts throttling; a run that went above it is flagged.
+    soft_temp_c: Positive("c") | None = None
     storage_interfaces: list[Interface]
     # A board whose storage figures this one shares (an overclocked Pi 5 has the Pi 5's I/O).
     io_like: str | None = None

@@ -6,8 +6,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..cluster.spec import NodeSpec, Scale
+from .measurements import Measurements
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# 2: `measurements` (per-node time series summary, phases, intermediate data, power, health flags).
 
 
 class Check(BaseModel):
@@ -67,11 +69,22 @@ class RunRecord(BaseModel):
     logs: dict[str, str] = Field(default={}, description="log files, relative to the results directory")
     notes: list[str] = []
     cell: dict[str, Any] | None = Field(default=None, description="the experiment cell this run belongs to, with its key")
+    measurements: Measurements | None = Field(default=None, description="what was sampled during the run")
 
     @property
     def valid(self) -> bool:
         """Counted in statistics: finished, and every check passed."""
         return self.exit_status == 0 and self.validity.valid is True
+
+    @property
+    def flagged(self) -> bool:
+        """A health flag was raised during the run (throttling, slow clock, heat, swap, a lost node)."""
+        return bool(self.measurements and self.measurements.flagged)
+
+    @property
+    def headline(self) -> bool:
+        """Fit for headline figures: valid and not flagged."""
+        return self.valid and not self.flagged
 
     @property
     def succeeded(self) -> bool:

@@ -34,6 +34,12 @@ class ResultsStore:
         atomic.write_text(path, run.model_dump_json(indent=1) + "\n")
         return path
 
+    def write_series(self, run_id: str, document: dict) -> Path:
+        """A run's time series, beside its document (series/RUN_ID.json)."""
+        path = self.root / "series" / f"{run_id}.json"
+        atomic.write_text(path, json.dumps(document, separators=(",", ":")) + "\n")
+        return path
+
     def keep_log(self, run_id: str, source: Path, name: str | None = None) -> str | None:
         """Copy a log file or folder into the store; return its path relative to the results directory."""
         source = Path(source)
@@ -59,6 +65,11 @@ class ResultsStore:
         return sorted(runs, key=lambda r: r.started_at)
 
 
+def migrate(raw: dict) -> dict:
+    """An older run document in the current schema. Version 1 had no measurements: it gets none."""
+    return {**raw, "schema_version": SCHEMA_VERSION}
+
+
 def load(path: Path) -> RunRecord:
     try:
         raw = json.loads(Path(path).read_text())
@@ -66,8 +77,10 @@ def load(path: Path) -> RunRecord:
         raise SbclabError(f"{path} is not a readable run document ({err}).",
                           "Move it out of the results directory, or restore it from a backup.") from err
     version = raw.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise SbclabError(f"{path} has schema version {version}; this sbclab reads version {SCHEMA_VERSION}.",
+    if isinstance(version, int) and 1 <= version < SCHEMA_VERSION:
+        raw = migrate(raw)
+    elif version != SCHEMA_VERSION:
+        raise SbclabError(f"{path} has schema version {version}; this sbclab reads versions 1 to {SCHEMA_VERSION}.",
                           "Read it with the sbclab version that wrote it, or upgrade sbclab.")
     try:
         return RunRecord.model_validate(raw)

@@ -33,10 +33,15 @@ def _timed(stack: Stack, argv: list[str], log: Path, label: str, timeout_s: floa
     master = stack.spec.master
     log.parent.mkdir(parents=True, exist_ok=True)
     offset = log.stat().st_size if log.exists() else 0
+    recording = stack.recording
+    if recording is not None:  # marked before the clock starts, so marking costs the job nothing
+        recording.command_started(label)
     started_at = datetime.now(timezone.utc)
     start = time.monotonic()
     status = stack.backend.run(master, argv, stack.env(master), log, timeout_s=timeout_s, label=label)
     wall = time.monotonic() - start
+    if recording is not None:
+        recording.command_finished(label, started_at, datetime.now(timezone.utc), status)
     with open(log, errors="replace") as f:
         f.seek(offset)
         output = f.read()

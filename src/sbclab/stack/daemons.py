@@ -60,6 +60,8 @@ class Stack:
         self.spec = backend.spec
         self.dist = dist
         self._started: list[tuple[Daemon, NodeSpec, subprocess.Popen]] = []
+        # The run being measured, if any: its samplers mark the start and end of every command (clients.py).
+        self.recording = None
 
     # --- where things are ------------------------------------------------------------------
 
@@ -216,6 +218,24 @@ class Stack:
         except requests.RequestException:
             return []
         return [app["id"] for app in apps]
+
+    def history_job(self, job_id: str) -> tuple[dict, list[dict]]:
+        """A finished MapReduce job and its tasks as the JobHistory server reports them (times in epoch ms)."""
+        job = self._get("jhs_http", f"/ws/v1/history/mapreduce/jobs/{job_id}")["job"]
+        tasks = (self._get("jhs_http", f"/ws/v1/history/mapreduce/jobs/{job_id}/tasks").get("tasks") or {}).get("task") or []
+        return job, tasks
+
+    def datanode_counters(self) -> dict[str, dict[str, int]]:
+        """Each DataNode's own byte counters (DataNodeActivity): what HDFS wrote and read on that node."""
+        found = {}
+        for node in self.spec.worker_nodes:
+            url = (f"http://{node.address}:{config.port(self.spec, node, 'datanode_http')}"
+                   "/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*")
+            answer = requests.get(url, timeout=5)
+            answer.raise_for_status()
+            bean = answer.json()["beans"][0]
+            found[node.name] = {"bytes_written": int(bean["BytesWritten"]), "bytes_read": int(bean["BytesRead"])}
+        return found
 
     def history_ready(self) -> bool:
         return "historyInfo" in self._get("jhs_http", "/ws/v1/history/info")

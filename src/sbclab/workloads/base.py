@@ -6,6 +6,7 @@ import re
 import secrets
 import sys
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,6 +14,9 @@ from typing import Any
 
 from ..cluster import hygiene
 from ..cluster.lifecycle import Cluster
+from ..monitor import measure, phases
+from ..monitor.recorder import RawRecording, Recorder
+from ..monitor.settings import MonitorSettings
 from ..results import provenance
 from ..results.schema import Check, ClusterShape, RunRecord, Validity
 from ..results.store import ResultsStore
@@ -38,6 +42,29 @@ class RunContext:
     progress: Any = lambda message: None
     cell: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    monitor: MonitorSettings = field(default_factory=MonitorSettings)
+    idle_baseline: dict[str, Any] | None = None
+
+    @contextmanager
+    def recording(self, run_id: str):
+        """Samplers on every node around the block; yields a holder whose .raw is set when the block ends.
+
+        Inside an active recording (a job made on the way to another) nothing new is started."""
+        holder = _Holder()
+        if not self.monitor.enabled or self.stack.recording is not None:
+            yield holder
+            return
+        recorder = Recorder(self.cluster, run_id, self.monitor, datanode_counters=self.stack.datanode_counters)
+        try:
+            recorder.start()
+            self.stack.recording = recorder
+            yield holder
+        except BaseException:
+            self.stack.recording = None
+            recorder.abandon()
+            raise
+        self.stack.recording = None
+        holder.raw = recorder.stop()
 
     @property
     def stack(self):
@@ -65,16 +92,24 @@ class RunContext:
     def store_run(self, *, run_id: str, workload: str, engine: str, parameters: dict[str, Any], outcome: JobOutcome,
                   checks: list[Check], result: dict[str, Any] | None = None,
                   counters: dict[str, dict[str, float]] | None = None, extra_logs: dict[str, Path] | None = None,
-                  repetition: int = 1, notes: list[str] | None = None) -> RunRecord:
-        """Keep the run's logs, then write its document atomically."""
+                  repetition: int = 1, notes: list[str] | None = None,
+                  recording: RawRecording | None = None, input_bytes: int | None = None) -> RunRecord:
+        """Keep the run's logs and measurements, then write its document atomically."""
+        counters = counters if counters is not None else outcome.counters
         logs = {"client": self.store.keep_log(run_id, outcome.log, "client.log")}
-        for name, path in (extra_logs or {}).items():
+        extra_logs = {**(extra_logs or {}), **(recording.files() if recording else {})}
+        for name, path in extra_logs.items():
             kept = self.store.keep_log(run_id, path, name)
             if kept:
                 logs[name] = kept
         app_ids = [j.replace("job_", "application_") for j in outcome.job_ids if j.startswith("job_")]
         app_ids += [j for j in outcome.job_ids if j.startswith("application_")]
         logs.update(self.keep_container_logs(run_id, app_ids))
+        measured = None
+        if recording is not None:
+            measured = self._measurements(run_id, engine, outcome, counters, input_bytes, extra_logs, recording)
+            logs["series"] = str(self.store.write_series(run_id, measured[1]).relative_to(self.store.root))
+            measured = measured[0].model_copy(update={"series": logs["series"]})
         spec = self.cluster.spec
         run = RunRecord(
             run_id=run_id, experiment_id=self.experiment_id, repetition=repetition, workload=workload, engine=engine,
@@ -83,11 +118,30 @@ class RunContext:
             configuration=self.cluster.configuration, host=provenance.host_facts(), command=self.command,
             job_command=outcome.command, started_at=outcome.started_at, finished_at=outcome.finished_at,
             wall_time_s=round(outcome.wall_time_s, 3), exit_status=outcome.exit_status,
-            validity=Validity.of(checks), counters=counters if counters is not None else outcome.counters,
+            validity=Validity.of(checks), counters=counters,
             job_ids=outcome.job_ids, result=result or {}, logs={k: v for k, v in logs.items() if v},
-            notes=[*self.notes, *(notes or [])], cell=self._cell_of(workload, engine))
+            notes=[*self.notes, *(notes or [])], cell=self._cell_of(workload, engine), measurements=measured)
         self.store.write(run)
         return run
+
+    def _measurements(self, run_id, engine, outcome, counters, input_bytes, logs, recording):
+        engine_phases = phases.from_commands(recording.commands)
+        notes = []
+        hadoop_jobs = [j for j in outcome.job_ids if j.startswith("job_")]
+        if hadoop_jobs:
+            found, notes = phases.hadoop_from_history(self.stack, hadoop_jobs)
+            engine_phases += found
+        for name, path in logs.items():
+            if name.startswith("spark-events/") and Path(path).exists():
+                engine_phases += phases.spark_phases(Path(path))
+        idle = (self.idle_baseline or {}).get("watts")
+        measured, document = measure.summarise(
+            recording, start=outcome.started_at.timestamp(), end=outcome.finished_at.timestamp(),
+            spec=self.cluster.spec, engine=engine, counters=counters,
+            input_bytes=input_bytes, engine_phases=engine_phases, idle_watts=idle, notes=notes)
+        if self.idle_baseline:
+            measured = measured.model_copy(update={"idle_baseline": self.idle_baseline})
+        return measured, document
 
     def _cell_of(self, workload: str, engine: str) -> dict[str, Any] | None:
         """The experiment cell, for the run it asked for; inputs made on the way (a TeraGen before
@@ -108,6 +162,11 @@ class RunContext:
         if params.get("reducers"):
             return int(params["reducers"])
         return int(self.cluster.configuration.get("mapred-site", {}).get("mapreduce.job.reduces", 1))
+
+
+@dataclass
+class _Holder:
+    raw: RawRecording | None = None
 
 
 @dataclass
@@ -159,13 +218,15 @@ class Workload(ABC):
     def run(self, ctx: RunContext, engine: str, params: dict[str, Any], repetition: int = 1) -> RunRecord:
         data = self.prepare(ctx, params)
         run_id = new_id(engine, self.name)
-        attempt = getattr(self, engine)(ctx, run_id, params, data)
+        with ctx.recording(run_id) as recorded:
+            attempt = getattr(self, engine)(ctx, run_id, params, data)
         parameters = {**params, **attempt.parameters}
         if data.get("run_id"):
             parameters["input_run_id"] = data["run_id"]
         return ctx.store_run(run_id=run_id, workload=self.name, engine=engine, repetition=repetition,
                              parameters=parameters, outcome=attempt.outcome, checks=attempt.checks,
-                             result=attempt.result, counters=attempt.counters, extra_logs=attempt.extra_logs)
+                             result=attempt.result, counters=attempt.counters, extra_logs=attempt.extra_logs,
+                             recording=recorded.raw, input_bytes=data.get("bytes"))
 
 
 def spark_result(outcome: JobOutcome) -> dict[str, Any]:

@@ -57,10 +57,12 @@ def tera_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[str
     rows = rows_for(size_bytes)
     run_id = new_id("hadoop", "teragen")
     ctx.progress(f"Hadoop TeraGen: {rows:,} rows into {key} (TeraSort input)")
-    attempt, checksum = _hadoop_teragen(ctx, run_id, rows, 2 * ctx.cluster.spec.workers, key)
+    with ctx.recording(run_id) as recorded:
+        attempt, checksum = _hadoop_teragen(ctx, run_id, rows, 2 * ctx.cluster.spec.workers, key)
     run = ctx.store_run(run_id=run_id, workload="teragen", engine="hadoop", parameters={
         "size_bytes": size_bytes, "rows": rows, "output": key, **attempt.parameters}, outcome=attempt.outcome,
-        checks=attempt.checks, result=attempt.result, notes=["generated as TeraSort input, kept for later runs"])
+        checks=attempt.checks, result=attempt.result, notes=["generated as TeraSort input, kept for later runs"],
+        recording=recorded.raw)
     if not run.valid:
         raise SbclabError(f"TeraGen of {size_bytes} bytes failed, so TeraSort cannot run.",
                           f"Read run {run_id} and its logs in {ctx.store.root}.")

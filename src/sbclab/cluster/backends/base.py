@@ -14,6 +14,16 @@ from .. import reaper
 from ..spec import NodeSpec
 
 
+def block_device_of(path: Path) -> str | None:
+    """The kernel name of the block device (as in /proc/diskstats) holding a path; None for a virtual one."""
+    try:
+        st = os.stat(path)
+        device = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve()
+    except OSError:
+        return None
+    return device.name if device.exists() else None
+
+
 class Backend(ABC):
     name: str
     shaped: bool
@@ -54,8 +64,29 @@ class Backend(ABC):
         """Start argv on the node in its own session, recorded so it is always stopped at teardown."""
         return self._start(node, argv, env, out, cwd, label)[0]
 
-    def _start(self, node, argv, env, out, cwd, label, owned: bool = False) -> tuple[subprocess.Popen, dict]:
-        wrapped, prepare = self.on_node(node, argv)
+    # --- measuring ------------------------------------------------------------------------
+
+    def sampling_points(self) -> list[tuple[str, NodeSpec, dict]]:
+        """(name, node, sampler target) of every sampler a run needs; see monitor/sampler.py.
+
+        Without nodes of their own (processes backend) there is one, for the host all nodes share."""
+        return [("host", self.spec.master, {"node": "host", "scope": "host", "cores": os.cpu_count() or 1,
+                                            "device": block_device_of(self.state.root), "interface": {"name": "lo"}})]
+
+    def sampler_launch(self, node: NodeSpec, argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+        """How a sampler is started on the node; by default like any command."""
+        return self.on_node(node, argv)
+
+    def start_sampler(self, node: NodeSpec, argv: list[str], out: IO, label: str) -> tuple[subprocess.Popen, dict]:
+        """A sampler process, recorded (and owned by this sbclab) so teardown or the next sbclab stops it."""
+        return self._start(node, argv, dict(os.environ), out, None, label, owned=True, launch=self.sampler_launch)
+
+    def sync_disks(self) -> None:
+        """Write every node's dirty pages to its storage, so device counters include them."""
+        os.sync()
+
+    def _start(self, node, argv, env, out, cwd, label, owned: bool = False, launch=None) -> tuple[subprocess.Popen, dict]:
+        wrapped, prepare = (launch or self.on_node)(node, argv)
         try:
             proc = subprocess.Popen(wrapped, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     cwd=cwd, preexec_fn=prepare, start_new_session=True)

@@ -17,8 +17,10 @@ from pathlib import Path
 import psutil
 
 from ...errors import SbclabError
+from ...monitor import taskstats
 from .. import cgroups, reaper, system
 from ..spec import NodeSpec
+from ..state import ClusterState
 from .base import Backend
 
 ETC_NETNS = Path("/etc/netns")
@@ -83,12 +85,24 @@ class EmulatedBackend(Backend):
 
     def create_nodes(self) -> None:
         self._preflight()
+        self._enable_delay_accounting()
         self._create_bridge()
         for node in self.spec.nodes:
             self._create_network(node)
             self._create_cgroup(node)
             self._create_disk(node)
         self._start_vcpu_balancer()
+
+    def _enable_delay_accounting(self) -> None:
+        """A node's iowait is its threads' block-I/O delay, which the kernel counts only when asked."""
+        try:
+            previous = Path(taskstats.DELAYACCT).read_text().strip()
+        except OSError:
+            return  # an older kernel: nodes are sampled without iowait, and the samples say so
+        if previous == "1":
+            return
+        self.state.record("sysctl", path=taskstats.DELAYACCT, previous=previous)
+        Path(taskstats.DELAYACCT).write_text("1\n")
 
     def _create_bridge(self) -> None:
         br = self.bridge()
@@ -179,6 +193,42 @@ class EmulatedBackend(Backend):
                    "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]
         return wrapped, group.join
 
+    # --- measuring ------------------------------------------------------------------------
+
+    def sampling_points(self) -> list[tuple[str, NodeSpec, dict]]:
+        """Each node's own figures: its cgroup's CPU and memory, its loop device, its veth."""
+        points = []
+        for node in self.spec.nodes:
+            group = cgroups.NodeCgroup(self.spec.name, node.name)
+            if group.version == 2:
+                folder = str(cgroups.ROOT / group.relative)
+                cgroup = {"version": 2, "unified": folder, "procs": f"{folder}/cgroup.procs"}
+            else:
+                cgroup = {"version": 1, "cpuacct": str(cgroups.ROOT / "cpuacct" / group.relative),
+                          "memory": str(cgroups.ROOT / "memory" / group.relative),
+                          "procs": str(cgroups.ROOT / "memory" / group.relative / "cgroup.procs")}
+            points.append((node.name, node, {
+                "node": node.name, "scope": "node", "cores": self._board_cores(node), "cpu_capacity": node.cpu_cores,
+                "memory_limit": node.memory_bytes, "cgroup": cgroup, "device": self._loop_device(node),
+                "interface": {"name": self._veth(node), "peer_side": True}}))
+        return points
+
+    def _loop_device(self, node: NodeSpec) -> str | None:
+        image = str(self.node_dir(node) / "disk.img")
+        for entry in self.state.of_kind("loop"):
+            if entry.get("image") == image and entry.get("device"):
+                return Path(entry["device"]).name
+        return None
+
+    def sampler_launch(self, node: NodeSpec, argv: list[str]):
+        """In the node's cgroup, so the node pays for its sampler, but in the host's network namespace:
+        the kernel's taskstats interface answers only there, and the veth's host end counts the node's traffic."""
+        return argv, cgroups.NodeCgroup(self.spec.name, node.name).join
+
+    def sync_disks(self) -> None:
+        for node in self.spec.nodes:
+            system.quietly("sync", "-f", str(self.node_disk(node)))
+
     def cgroup_procs_files(self) -> list[Path]:
         files = []
         for node in self.spec.nodes:
@@ -239,6 +289,13 @@ class EmulatedBackend(Backend):
         if kind == "etc_netns":
             shutil.rmtree(entry["path"], ignore_errors=True)
             return not Path(entry["path"]).exists()
+        if kind == "sysctl":
+            if not [n for n in ClusterState.names() if n != self.spec.name]:  # another cluster still samples
+                try:
+                    Path(entry["path"]).write_text(entry["previous"] + "\n")
+                except OSError:
+                    return False
+            return True
         if kind == "process":
             return True
         return True

@@ -1,0 +1,73 @@
+"""Health flags: what happened on a node during a run that makes its time unfit for headline figures.
+
+A run is flagged when, within its window, any node
+- had a throttle or under-voltage bit set (`vcgencmd get_throttled`),
+- ran below 90 % of its profile's clock for more than 5 % of the run (boards only: an emulated
+  node's clock is the host's, which says nothing about the board),
+- went above its board's soft temperature limit,
+- swapped, or
+- disappeared: its sampler stopped answering (a gap) or ended before the run did.
+Each flag names the node, what happened and when.
+"""
+
+from .. import profiles
+from .readings import throttle_reasons
+
+CLOCK_FLOOR = 0.90
+CLOCK_SHARE = 0.05
+
+
+def _in_window(rows: list[dict], start: float, end: float) -> list[dict]:
+    return [r for r in rows if r["t"] - r["dt"] < end and r["t"] > start]
+
+
+def node_flags(name: str, rows: list[dict], gaps: list[dict], samples: list[dict], board: str, emulated: bool,
+               start: float, end: float) -> list[dict]:
+    flags = []
+    inside = _in_window(rows, start, end)
+    throttled = [r for r in inside if r.get("throttled") and r["throttled"] & 0xF]
+    if throttled:
+        bits = 0
+        for r in throttled:
+            bits |= r["throttled"]
+        flags.append({"node": name, "kind": "throttled", "at": throttled[0]["t"],
+                      "detail": f"{', '.join(throttle_reasons(bits))} (get_throttled {bits:#x}) in {len(throttled)} samples"})
+    else:
+        sticky = [s.get("throttled") for s in samples if s.get("throttled") is not None and start <= s["t"] <= end + 5]
+        if len(sticky) >= 2 and (sticky[-1] & ~sticky[0]) >> 16 & 0xF:
+            new = sticky[-1] & ~sticky[0]
+            flags.append({"node": name, "kind": "throttled", "at": end,
+                          "detail": f"{', '.join(throttle_reasons(new, current_only=False))} between samples "
+                                    f"(get_throttled {sticky[0]:#x} -> {sticky[-1]:#x})"})
+    profile = profiles.board(board)
+    if not emulated:
+        floor = CLOCK_FLOOR * profile.clock_ghz * 1000
+        timed = [r for r in inside if r.get("clock_mhz_min") is not None]
+        slow = [r for r in timed if r["clock_mhz_min"] < floor]
+        total = sum(r["dt"] for r in timed)
+        if total and sum(r["dt"] for r in slow) / total > CLOCK_SHARE:
+            flags.append({"node": name, "kind": "clock", "at": slow[0]["t"],
+                          "detail": f"below {floor:.0f} MHz (90 % of {profile.clock_ghz:g} GHz) for "
+                                    f"{100 * sum(r['dt'] for r in slow) / total:.0f} % of the run, lowest "
+                                    f"{min(r['clock_mhz_min'] for r in slow):.0f} MHz"})
+    if profile.soft_temp_c:
+        hot = [r for r in inside if r.get("temp_max_c") is not None and r["temp_max_c"] > profile.soft_temp_c]
+        if hot:
+            flags.append({"node": name, "kind": "temperature", "at": hot[0]["t"],
+                          "detail": f"{max(r['temp_max_c'] for r in hot):.1f} °C, above the soft limit "
+                                    f"{profile.soft_temp_c:g} °C of {board}"})
+    swapped = [r for r in inside if (r.get("swap_in_bps") or 0) > 0 or (r.get("swap_out_bps") or 0) > 0]
+    if swapped:
+        moved = sum(((r.get("swap_in_bps") or 0) + (r.get("swap_out_bps") or 0)) * r["dt"] for r in swapped)
+        where = "the host" if emulated else name
+        flags.append({"node": name, "kind": "swap", "at": swapped[0]["t"],
+                      "detail": f"{where} swapped {moved / 2**20:.1f} MiB during the run"})
+    for gap in gaps:
+        if gap["from"] < end and gap["to"] > start:
+            flags.append({"node": name, "kind": "disappeared", "at": gap["from"],
+                          "detail": f"no sample for {gap['seconds']:.1f} s"})
+    last = max((s["t"] for s in samples), default=None)
+    if last is None or last < end:
+        flags.append({"node": name, "kind": "disappeared", "at": last or start,
+                      "detail": "no samples" if last is None else f"its samples end {end - last:.1f} s before the run"})
+    return flags

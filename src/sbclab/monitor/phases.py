@@ -1,0 +1,84 @@
+"""Run phases on the samples' clock: sbclab's own commands, and the engines' view of their jobs.
+
+- every engine command sbclab ran (job, validation, clean-up), from its start and end marks;
+- Hadoop: job submitted, map phase (first map start to last map end), reduce phase (first reduce
+  start, shuffle included, to last reduce end), job finished — from the JobHistory server;
+- Spark: job submitted and finished, and each stage's start and end — from the event log.
+Times are epoch seconds of the master's clock, which is the clock the samples are aligned to.
+"""
+
+import json
+import time
+from pathlib import Path
+
+import requests
+
+
+def from_commands(commands: list[dict]) -> list[dict]:
+    return [{"name": c["label"], "start": round(c["start"], 3), "end": round(c["end"], 3), "source": "sbclab"}
+            for c in commands]
+
+
+def hadoop_phases(job: dict, tasks: list[dict]) -> list[dict]:
+    """The phases of one MapReduce job from its JobHistory record (times in ms)."""
+    name = job.get("id", "job")
+    phases = [{"name": f"{name} submitted", "start": job["submitTime"] / 1000, "end": job["submitTime"] / 1000,
+               "source": "jobhistory"}]
+    for kind, label in (("MAP", "map phase"), ("REDUCE", "reduce phase")):
+        mine = [t for t in tasks if t.get("type") == kind and t.get("startTime", 0) > 0]
+        if mine:
+            phases.append({"name": f"{name} {label}", "start": min(t["startTime"] for t in mine) / 1000,
+                           "end": max(t.get("finishTime") or t["startTime"] for t in mine) / 1000,
+                           "source": "jobhistory", "tasks": len(mine)})
+    phases.append({"name": f"{name} finished", "start": job["finishTime"] / 1000, "end": job["finishTime"] / 1000,
+                   "source": "jobhistory"})
+    return phases
+
+
+def hadoop_from_history(stack, job_ids: list[str], wait_s: float = 15.0) -> tuple[list[dict], list[str]]:
+    """Phases of each job; the JobHistory server knows a job a few seconds after the client returns."""
+    phases, notes = [], []
+    for job_id in job_ids:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                job, tasks = stack.history_job(job_id)
+                phases += hadoop_phases(job, tasks)
+                break
+            except (requests.RequestException, KeyError, ValueError) as err:
+                if time.monotonic() > deadline:
+                    notes.append(f"map and reduce phases of {job_id} unknown: the JobHistory server did not "
+                                 f"answer ({type(err).__name__})")
+                    break
+                time.sleep(1)
+    return phases, notes
+
+
+def spark_phases(event_log: Path) -> list[dict]:
+    """Job and stage phases from a Spark event log (times in ms)."""
+    jobs: dict[int, dict] = {}
+    stages: dict[int, dict] = {}
+    with open(event_log) as events:
+        for line in events:
+            event = json.loads(line)
+            kind = event.get("Event")
+            if kind == "SparkListenerJobStart":
+                jobs[event["Job ID"]] = {"start": event["Submission Time"]}
+            elif kind == "SparkListenerJobEnd" and event["Job ID"] in jobs:
+                jobs[event["Job ID"]]["end"] = event["Completion Time"]
+            elif kind == "SparkListenerStageCompleted":
+                info = event["Stage Info"]
+                if "Submission Time" in info and "Completion Time" in info:
+                    stages[info["Stage ID"]] = {"name": info.get("Stage Name", ""), "start": info["Submission Time"],
+                                                "end": info["Completion Time"], "tasks": info.get("Number of Tasks")}
+    phases = []
+    for job_id, job in sorted(jobs.items()):
+        phases.append({"name": f"spark job {job_id} submitted", "start": job["start"] / 1000,
+                       "end": job["start"] / 1000, "source": "spark event log"})
+        if "end" in job:
+            phases.append({"name": f"spark job {job_id} finished", "start": job["end"] / 1000,
+                           "end": job["end"] / 1000, "source": "spark event log"})
+    for stage_id, stage in sorted(stages.items()):
+        phases.append({"name": f"stage {stage_id} {stage['name'].split(' at ')[0]}", "start": stage["start"] / 1000,
+                       "end": stage["end"] / 1000, "source": "spark event log", "tasks": stage["tasks"]})
+    return sorted(phases, key=lambda p: (p["start"], p["end"]))

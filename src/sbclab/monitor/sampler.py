@@ -1,0 +1,250 @@
+"""The per-node sampler: reads the node's counters at a fixed rate and appends them to a file.
+
+Runs on the node while a run is in flight: `python3 -m sbclab.monitor.sampler --target T --out F`.
+What to read is in the target (a JSON file): the node's data device, its network interface, on an
+emulated node its cgroup, and which optional sources (vcgencmd, RAPL, the Pi 5's PMIC) to try.
+Each line of the output is one sample of cumulative counters as the kernel keeps them; rates are
+made afterwards, so a missed tick loses resolution, never bytes. A line is written and flushed per
+sample, so whatever was sampled before a crash is kept.
+
+Signals: SIGUSR1 takes a sample at once, labelled with the text of OUT.mark (a run phase starts or
+ends); SIGTERM takes a last sample and exits. Standard library only: this file and readings.py
+are all a board needs.
+"""
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+if __package__ in (None, ""):  # copied to a board as plain files
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import readings  # type: ignore[no-redef]
+    import taskstats  # type: ignore[no-redef]
+else:
+    from . import readings, taskstats
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+class NodeGroupDelays:
+    """Delay counters summed over a cgroup's processes, kept cumulative across processes that come
+    and go: a process first seen after the start adds all it has (it started inside the group)."""
+
+    def __init__(self, procs_file: str):
+        self.procs_file = procs_file
+        self.stats = taskstats.Taskstats()
+        self.last: dict[int, dict[str, int]] = {}
+        self.total = {name: 0 for name in taskstats._FIELDS}
+        self.first = True
+
+    def read(self) -> dict[str, int]:
+        now = {}
+        for pid in (int(p) for p in _read(self.procs_file).split()):
+            got = self.stats.thread_group(pid)
+            if got is not None:
+                now[pid] = got
+        if not self.first:
+            for pid, values in now.items():
+                before = self.last.get(pid)
+                for name, value in values.items():
+                    self.total[name] += value - (before[name] if before else 0)
+        self.first = False
+        self.last = now
+        return dict(self.total, processes=len(now))
+
+
+class Sampler:
+    def __init__(self, target: dict):
+        self.target = target
+        self.errors: dict[str, str] = {}
+        cgroup = target.get("cgroup") or {}
+        self.cgroup = cgroup
+        self.delays = None
+        if cgroup.get("procs"):
+            try:
+                if not taskstats.delay_accounting_on():
+                    raise OSError("kernel.task_delayacct is 0")
+                self.delays = NodeGroupDelays(cgroup["procs"])
+            except OSError as err:
+                self.errors["iowait"] = f"no per-node delay accounting ({err})"
+        self.thermal = sorted(glob.glob("/sys/class/thermal/thermal_zone*/temp"))
+        self.hwmon = sorted(glob.glob("/sys/class/hwmon/hwmon*/temp*_input"))
+        self.cpufreq = sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq"),
+                              key=lambda p: int(p.split("/cpu")[2].split("/")[0]))
+        vcgencmd = target.get("vcgencmd", "auto")
+        self.vcgencmd = shutil.which("vcgencmd") if vcgencmd == "auto" else vcgencmd
+        power = target.get("power") or {}
+        self.power_source = power.get("source")
+        self.rapl = sorted(glob.glob(os.path.join(power.get("powercap", "/sys/class/powercap"), "intel-rapl:[0-9]")))\
+            if self.power_source == "rapl" else []
+        if self.power_source == "rapl" and not self.rapl:
+            self.errors["power"] = "no RAPL package domain under /sys/class/powercap"
+        if self.power_source == "pi5-pmic" and not self.vcgencmd:
+            self.errors["power"] = "vcgencmd is not installed"
+
+    def header(self) -> dict:
+        zones = {}
+        for path in self.thermal:
+            try:
+                zones[path] = _read(path.replace("/temp", "/type")).strip()
+            except OSError:
+                zones[path] = os.path.basename(os.path.dirname(path))
+        for path in self.hwmon:
+            try:
+                zones[path] = _read(os.path.join(os.path.dirname(path), "name")).strip() + ":" + os.path.basename(path)
+            except OSError:
+                zones[path] = path
+        self.zone_names = zones
+        rapl = {}
+        for domain in self.rapl:
+            try:
+                rapl[domain] = {"name": _read(domain + "/name").strip(),
+                                "max_energy_range_uj": int(_read(domain + "/max_energy_range_uj"))}
+            except OSError as err:
+                self.errors["power"] = f"RAPL not readable: {err.strerror}"
+        self.rapl_domains = rapl
+        return {"header": {"target": self.target, "pid": os.getpid(), "started": time.time(),
+                           "clock_source": "cpufreq" if self.cpufreq else "cpuinfo",
+                           "temperature_sensors": sorted(zones.values()), "rapl": rapl}}
+
+    def _try(self, name: str, read):
+        if name in self.errors:
+            return None
+        try:
+            return read()
+        except (OSError, ValueError, IndexError, KeyError, subprocess.SubprocessError) as err:
+            self.errors[name] = f"{type(err).__name__}: {err}"
+            return None
+
+    def _vcgencmd(self, *args: str) -> str:
+        return subprocess.run([self.vcgencmd, *args], capture_output=True, text=True, timeout=5, check=True).stdout
+
+    def sample(self) -> dict:
+        s: dict = {"t": round(time.time(), 4)}
+        t = self.target
+        host_cpu = self._try("cpu", lambda: readings.proc_stat_cpu(_read("/proc/stat")))
+        if self.cgroup:
+            s["cgroup_cpu"] = self._try("cgroup cpu", self._cgroup_cpu)
+            s["cgroup_memory"] = self._try("cgroup memory", self._cgroup_memory)
+            s["host_cpu"] = host_cpu
+            if self.delays:
+                s["delays"] = self._try("iowait", self.delays.read)
+        else:
+            s["cpu"] = host_cpu
+            s["load"] = self._try("load", lambda: readings.loadavg(_read("/proc/loadavg")))
+            s["memory"] = self._try("memory", lambda: readings.meminfo(_read("/proc/meminfo")))
+        s["swap"] = self._try("swap", lambda: readings.vmstat_swap(_read("/proc/vmstat")))
+        if t.get("device"):
+            s["disk"] = self._try("disk", lambda: readings.diskstats(_read("/proc/diskstats"), t["device"]))
+        if t.get("interface"):
+            s["net"] = self._try("net", self._net)
+        s["mhz"] = self._try("clock", self._clock)
+        temps = {}
+        for path, name in self.zone_names.items():
+            value = self._try(f"temperature {name}", lambda p=path: readings.thermal_zone_c(_read(p)))
+            if value is not None:
+                temps[name] = value
+        if self.vcgencmd and "vcgencmd" not in self.errors:
+            s["throttled"] = self._try("vcgencmd", lambda: readings.vcgencmd_throttled(self._vcgencmd("get_throttled")))
+            s["arm_hz"] = self._try("vcgencmd", lambda: readings.vcgencmd_clock_hz(self._vcgencmd("measure_clock", "arm")))
+            if not temps:
+                soc = self._try("vcgencmd", lambda: readings.vcgencmd_temp_c(self._vcgencmd("measure_temp")))
+                if soc is not None:
+                    temps["soc"] = soc
+        s["temp_c"] = temps
+        if self.power_source == "rapl" and self.rapl_domains:
+            s["rapl_uj"] = self._try("power", lambda: {d: readings.rapl_energy_uj(_read(d + "/energy_uj"))
+                                                       for d in self.rapl_domains})
+        elif self.power_source == "pi5-pmic" and self.vcgencmd:
+            s["pmic_w"] = self._try("power", lambda: round(readings.pmic_watts(self._vcgencmd("pmic_read_adc")), 4))
+        return {k: v for k, v in s.items() if v is not None}
+
+    def _cgroup_cpu(self) -> dict:
+        c = self.cgroup
+        if c.get("version") == 2:
+            stat = readings.cgroup2_cpu_stat(_read(os.path.join(c["unified"], "cpu.stat")))
+            return {"usage_ns": stat["usage_us"] * 1000, "user_ns": stat["user_us"] * 1000,
+                    "system_ns": stat["system_us"] * 1000}
+        usage = int(_read(os.path.join(c["cpuacct"], "cpuacct.usage")))
+        ticks = readings.cpuacct_stat(_read(os.path.join(c["cpuacct"], "cpuacct.stat")))
+        per_tick = 1e9 / readings.USER_HZ
+        return {"usage_ns": usage, "user_ns": int(ticks["user"] * per_tick), "system_ns": int(ticks["system"] * per_tick)}
+
+    def _cgroup_memory(self) -> dict:
+        c = self.cgroup
+        folder = c["unified"] if c.get("version") == 2 else c["memory"]
+        return readings.memory_stat(_read(os.path.join(folder, "memory.stat")))
+
+    def _net(self) -> dict:
+        iface = self.target["interface"]
+        stats = f"/sys/class/net/{iface['name']}/statistics/"
+        rx, tx = int(_read(stats + "rx_bytes")), int(_read(stats + "tx_bytes"))
+        # The host end of an emulated node's veth sees the node's traffic the other way round.
+        return {"rx_bytes": tx, "tx_bytes": rx} if iface.get("peer_side") else {"rx_bytes": rx, "tx_bytes": tx}
+
+    def _clock(self) -> list[float]:
+        if self.cpufreq:
+            return [readings.scaling_cur_freq_mhz(_read(p)) for p in self.cpufreq]
+        return readings.cpuinfo_mhz(_read("/proc/cpuinfo"))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Sample a node's counters to a file until SIGTERM.")
+    parser.add_argument("--target", required=True, help="JSON file: what to read on this node")
+    parser.add_argument("--out", required=True, help="the samples file (JSON lines), appended to")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between samples (0.1-5)")
+    args = parser.parse_args(argv)
+    if not 0.1 <= args.interval <= 5:
+        parser.error("--interval must be between 0.1 and 5 seconds")
+    with open(args.target) as f:
+        sampler = Sampler(json.load(f))
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT})
+    mark_file = args.out + ".mark"
+    with open(args.out, "a") as out:
+        def write(record: dict) -> None:
+            out.write(json.dumps(record, separators=(",", ":")) + "\n")
+            out.flush()
+
+        write(sampler.header())
+        next_tick = time.monotonic()
+        reported: dict = {}
+        while True:
+            sample = sampler.sample()
+            if sampler.errors != reported:  # a source that failed is said once, then left out
+                reported = dict(sampler.errors)
+                sample["errors"] = reported
+            write(sample)
+            next_tick += args.interval
+            while True:
+                left = next_tick - time.monotonic()
+                if left <= 0:
+                    # Fell behind (the node was starved): skip the missed ticks rather than burst.
+                    next_tick = time.monotonic()
+                    break
+                got = signal.sigtimedwait({signal.SIGUSR1, signal.SIGTERM, signal.SIGINT}, left)
+                if got is None:
+                    break
+                marked = sampler.sample()
+                if got.si_signo == signal.SIGUSR1:
+                    try:
+                        marked["mark"] = _read(mark_file).strip()
+                    except OSError:
+                        marked["mark"] = "?"
+                    write(marked)
+                    continue
+                marked["mark"] = "stop"
+                write(marked)
+                return
+
+
+if __name__ == "__main__":
+    main()

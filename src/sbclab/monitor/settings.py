@@ -1,0 +1,63 @@
+"""What to measure during runs: sampling rate, margins, the idle baseline and each node's power source."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+POWER_SOURCES = ("model", "rapl", "pi5-pmic", "http-plug", "csv")
+
+
+class PowerSpec(BaseModel):
+    """One node's power source.
+
+    model      linear between the board profile's idle and full-load watts by CPU utilisation (an estimate)
+    rapl       the powercap energy counters of an Intel/AMD node (package domains summed)
+    pi5-pmic   the Raspberry Pi 5's PMIC rail readings (`vcgencmd pmic_read_adc`)
+    http-plug  a smart plug's HTTP JSON API (Shelly Gen1 /status, Shelly Gen2+ Switch.GetStatus, Tasmota Status 8)
+    csv        a log from an external meter: a time column and a watts column, aligned by timestamp
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["model", "rapl", "pi5-pmic", "http-plug", "csv"] = "model"
+    url: str | None = Field(None, description="http-plug: the plug's status URL")
+    format: Literal["shelly", "shelly-gen2", "tasmota"] | None = None
+    path: str | None = Field(None, description="csv: the meter's log file")
+    time_column: str = "time"
+    watts_column: str = "watts"
+    powercap: str = Field("/sys/class/powercap", description="rapl: where the powercap tree is")
+    timeout_s: float = Field(2.0, gt=0, le=30)
+
+    @model_validator(mode="after")
+    def _complete(self):
+        if self.source == "http-plug" and not (self.url and self.format):
+            raise ValueError("an http-plug source needs 'url' and 'format' (shelly, shelly-gen2 or tasmota)")
+        if self.source == "http-plug" and not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"the plug's url '{self.url}' must start with http:// or https://")
+        if self.source == "csv" and not self.path:
+            raise ValueError("a csv source needs 'path', the meter's log file")
+        return self
+
+    def node_side(self) -> dict | None:
+        """What the node's own sampler reads (RAPL counters, the PMIC); the rest is read elsewhere."""
+        if self.source == "rapl":
+            return {"source": "rapl", "powercap": self.powercap}
+        if self.source == "pi5-pmic":
+            return {"source": "pi5-pmic"}
+        return None
+
+
+class MonitorSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    hz: float = Field(1.0, ge=0.2, le=10, description="samples per second on every node")
+    margin_s: float = Field(2.0, ge=0, le=60, description="sampling before the job starts and after it ends")
+    idle_baseline_s: float = Field(10.0, ge=0, le=3600, description="idle sampling before a suite; 0 skips it")
+    power: dict[str, PowerSpec] = Field(default_factory=dict, description="'default' or a node name -> source")
+
+    def power_for(self, node: str) -> PowerSpec:
+        return self.power.get(node) or self.power.get("default") or PowerSpec()
+
+
+OFF = MonitorSettings(enabled=False)

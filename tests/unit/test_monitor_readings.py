@@ -1,0 +1,98 @@
+"""The node-side parsers on recorded /proc, /sys, cgroup and vcgencmd output."""
+
+from pathlib import Path
+
+import pytest
+
+from sbclab.monitor import readings, taskstats
+
+FIXTURES = Path(__file__).parent / "fixtures" / "monitor"
+
+
+def text(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def test_proc_stat_aggregate_cpu_line():
+    cpu = readings.proc_stat_cpu(text("proc_stat.txt"))
+    first = text("proc_stat.txt").splitlines()[0].split()
+    assert cpu["user"] == int(first[1]) and cpu["iowait"] == int(first[5]) and cpu["steal"] == int(first[8])
+    assert set(cpu) == {"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"}
+
+
+def test_meminfo_in_bytes():
+    mem = readings.meminfo(text("meminfo.txt"))
+    kib = {l.split(":")[0]: int(l.split()[1]) for l in text("meminfo.txt").splitlines()}
+    assert mem["total"] == kib["MemTotal"] * 1024
+    assert mem["available"] == kib["MemAvailable"] * 1024
+    assert mem["used"] == mem["total"] - mem["available"]
+
+
+def test_vmstat_swap_pages_and_loadavg():
+    assert set(readings.vmstat_swap(text("vmstat.txt"))) == {"in_pages", "out_pages"}
+    assert readings.loadavg(text("loadavg.txt")) == float(text("loadavg.txt").split()[0])
+
+
+def test_diskstats_of_one_device_in_bytes():
+    line = next(l for l in text("diskstats.txt").splitlines() if l.split()[2] == "loop1").split()
+    disk = readings.diskstats(text("diskstats.txt"), "loop1")
+    assert disk == {"read_bytes": int(line[5]) * 512, "write_bytes": int(line[9]) * 512, "reads": int(line[3]),
+                    "writes": int(line[7]), "io_ms": int(line[12])}
+    with pytest.raises(ValueError, match="no device"):
+        readings.diskstats(text("diskstats.txt"), "nvme9n1")
+
+
+def test_proc_net_dev_by_interface():
+    assert readings.proc_net_dev(text("net_dev.txt"), "eth0") == {"rx_bytes": 461857150, "tx_bytes": 1602263}
+    with pytest.raises(ValueError):
+        readings.proc_net_dev(text("net_dev.txt"), "wlan0")
+
+
+def test_cpuinfo_clock_per_core():
+    clocks = readings.cpuinfo_mhz(text("cpuinfo.txt"))
+    assert len(clocks) == text("cpuinfo.txt").count("processor\t:") and all(c > 100 for c in clocks)
+
+
+def test_cgroup_v1_and_v2_accounting():
+    v1 = readings.cpuacct_stat(text("cpuacct_stat_v1.txt"))
+    assert v1["user"] > 0 and v1["system"] > 0
+    assert readings.cgroup2_cpu_stat(text("cpu_stat_v2.txt")) == {
+        "usage_us": 83521437, "user_us": 61234567, "system_us": 22286870}
+    mem1 = readings.memory_stat(text("memory_stat_v1.txt"))
+    found = dict(l.split() for l in text("memory_stat_v1.txt").splitlines())
+    assert mem1["rss"] == int(found["total_rss"]) and mem1["cache"] == int(found["total_cache"])
+    assert readings.memory_stat(text("memory_stat_v2.txt")) == {"rss": 734003200, "cache": 1209532416, "swap": 0}
+
+
+def test_vcgencmd_outputs():
+    bits = readings.vcgencmd_throttled(text("vcgencmd_get_throttled.txt"))
+    assert bits == 0x50005
+    assert readings.throttle_reasons(bits) == ["under-voltage detected", "currently throttled"]
+    assert readings.throttle_reasons(bits, current_only=False)[-2:] == ["under-voltage has occurred",
+                                                                         "throttling has occurred"]
+    assert readings.vcgencmd_clock_hz(text("vcgencmd_measure_clock_arm.txt")) == 1500004352
+    assert readings.vcgencmd_temp_c(text("vcgencmd_measure_temp.txt")) == 58.4
+    with pytest.raises(ValueError):
+        readings.vcgencmd_throttled("VCHI initialization failed")
+
+
+def test_pmic_rails_sum_volts_times_amps():
+    watts = readings.pmic_watts(text("vcgencmd_pmic_read_adc.txt"))
+    # By hand: the twelve rails with both a current and a voltage.
+    assert watts == pytest.approx(0.0517284 * 3.311066 + 0.161032 * 1.798681 + 0.0224469 * 1.11258
+                                  + 0.18933 * 1.105 + 0.349395 * 0.801315 + 0.7362 * 0.72016
+                                  + 0.0004884 * 3.30402 + 0.00042735 * 3.307683 + 0.00525126 * 0.79997
+                                  + 0.0231957 * 5.145596, rel=1e-6)
+    assert readings.pmic_watts("VDD_CORE_V=0.8750V\nVDD_CORE_A=1.2340A\n") == pytest.approx(0.875 * 1.234)
+    with pytest.raises(ValueError):
+        readings.pmic_watts("EXT5V_V volt(24)=5.14990000V\n")
+
+
+def test_taskstats_struct_offsets():
+    import struct
+    raw = bytearray(96)
+    struct.pack_into("Q", raw, 24, 111)
+    struct.pack_into("Q", raw, 40, 222)
+    struct.pack_into("Q", raw, 64, 333)
+    assert taskstats.parse_stats(bytes(raw)) == {"cpu_delay_ns": 111, "blkio_delay_ns": 222, "swapin_delay_ns": 0,
+                                                 "cpu_run_real_ns": 333}
