@@ -6,6 +6,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -14,6 +15,7 @@ from .data import airline
 from .cluster import calibration, lifecycle, plan
 from .cluster import spec as cluster_spec
 from .errors import SbclabError
+from .monitor.settings import MonitorSettings
 from .results import summary
 from .results.store import ResultsStore
 from .stack import distribution
@@ -58,6 +60,46 @@ def cluster_options(func):
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def monitor_options(func):
+    """How runs are measured, shared by `run` and `bench` (an experiment file's `monitor:` is overridden)."""
+    options = [
+        click.option("--sample-hz", type=click.FloatRange(0.2, 10), default=None,
+                     help="Samples per second on every node during runs (default 1)."),
+        click.option("--no-sampling", is_flag=True, help="Run without per-node samplers (no series, power or flags)."),
+        click.option("--idle-baseline", type=click.FloatRange(0, 3600), default=None,
+                     help="Seconds of idle sampling before the runs, for energy above idle (default 10; 0 skips)."),
+        click.option("--power-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+                     help="YAML: node name (or 'default') -> power source, e.g. {default: {source: rapl}}."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _monitor_settings(base: dict | None, sample_hz, no_sampling, idle_baseline, power_file) -> MonitorSettings:
+    raw = dict(base or {})
+    if sample_hz is not None:
+        raw["hz"] = sample_hz
+    if no_sampling:
+        raw["enabled"] = False
+    if idle_baseline is not None:
+        raw["idle_baseline_s"] = idle_baseline
+    if power_file:
+        import yaml
+        given = yaml.safe_load(power_file.read_text())
+        if not isinstance(given, dict):
+            raise SbclabError(f"{power_file} is not a mapping of node names to power sources.",
+                              "Write e.g. 'default: {source: model}' and 'worker1: {source: http-plug, url: ..., format: shelly}'.")
+        raw["power"] = given
+    try:
+        return MonitorSettings.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SbclabError(f"Monitoring settings: {where}: {first['msg']}.",
+                          "See 'sbclab run --help' and docs/measurements.md for the power sources and their fields.") from err
 
 
 def _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor=None,
@@ -153,13 +195,15 @@ def _print_status(report: dict) -> None:
               help="Times each benchmark runs (the seeds used 5).")
 @click.option("--pi-maps", type=click.IntRange(1, 10000), default=100, show_default=True, help="Pi: maps (Spark slices).")
 @click.option("--pi-samples", type=click.IntRange(1, 10**9), default=10000, show_default=True, help="Pi: samples per map.")
+@monitor_options
 def run_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, size, results,
-                repetitions, pi_maps, pi_samples):
+                repetitions, pi_maps, pi_samples, sample_hz, no_sampling, idle_baseline, power_file):
     """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored."""
     size_bytes = parse_size(size)
+    monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
     spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor, size_bytes)
     options = suite.SuiteOptions(size_bytes=size_bytes, results=results, repetitions=repetitions,
-                                 pi_maps=pi_maps, pi_samples=pi_samples)
+                                 pi_maps=pi_maps, pi_samples=pi_samples, monitor=monitor)
     runs = suite.run(spec, options, progress=_say)
     _print_summary(ResultsStore(results), {r.run_id for r in runs})
     if not all(r.succeeded for r in runs):
@@ -186,8 +230,9 @@ def _csv(value):
               help="Results directory; cells already stored there and valid are skipped.")
 @click.option("--dry-run", is_flag=True, help="Check the experiment and print its cells without running anything.")
 @click.option("--list", "list_workloads", is_flag=True, help="List the workloads and their parameters.")
+@monitor_options
 def bench_command(experiment_file, workloads, engines, workers_, sizes, storage, presets, board, repetitions, name,
-                  backend, results, dry_run, list_workloads):
+                  backend, results, dry_run, list_workloads, sample_hz, no_sampling, idle_baseline, power_file):
     """Run an experiment: engines x workloads x workers x sizes x storage x presets x repetitions."""
     from .experiments import display as progress_display, model, runner
     from .workloads import WORKLOADS
@@ -209,6 +254,8 @@ def bench_command(experiment_file, workloads, engines, workers_, sizes, storage,
     cluster = dict(raw.get("cluster") or {})
     cluster.update({k: v for k, v in {"board": board, "name": name, "backend": backend}.items() if v is not None})
     raw["cluster"] = cluster
+    raw["monitor"] = _monitor_settings(raw.get("monitor"), sample_hz, no_sampling, idle_baseline,
+                                       power_file).model_dump(exclude_defaults=True)
     if "workloads" not in raw:
         raise SbclabError("No workloads given.", "Give an experiment file or --workloads (see 'sbclab bench --list').")
     experiment = model.parse(raw, str(experiment_file or "the command line"))

@@ -68,6 +68,7 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
 
 def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None) -> list[RunRecord]:
     store = ResultsStore(options.results)
+    options.monitor.check_nodes([n.name for n in spec.nodes])
     runs: list[RunRecord] = []
     with cluster_for(spec, progress) as cluster:
         ctx = RunContext(cluster=cluster, store=store, progress=progress, monitor=options.monitor)

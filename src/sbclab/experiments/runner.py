@@ -69,6 +69,7 @@ def prepare(experiment: Experiment, results: Path, say=lambda message: None) -> 
                 f"of node storage (input, intermediate data and output) and the workers have {format_size(have)}.",
                 "Give a smaller size, more workers, or a larger cluster.disk_size.")
         _check_host_disk(spec)
+        experiment.monitor.check_nodes([n.name for n in spec.nodes])
         found.specs[cell.shape] = spec
     return found
 

@@ -26,7 +26,6 @@ import requests
 
 from ..cluster import reaper
 from ..cluster.spec import NodeSpec
-from ..errors import SbclabError
 from . import plug
 from .settings import MonitorSettings, PowerSpec
 
@@ -252,13 +251,6 @@ def read_samples(path: Path) -> tuple[dict, list[dict]]:
         else:
             samples.append(record)
     return header, samples
-
-
-def check_power_sources(settings: MonitorSettings, names: list[str]) -> None:
-    unknown = [n for n in settings.power if n != "default" and n not in names]
-    if unknown:
-        raise SbclabError(f"Power sources are given for {', '.join(unknown)}, which the cluster does not have.",
-                          f"Name nodes of the cluster: {', '.join(names)}, or 'default'.")
 
 
 __all__ = ["Recorder", "RawRecording", "PowerSpec", "read_samples", "measure_clock_offsets"]

@@ -4,6 +4,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..errors import SbclabError
+
 POWER_SOURCES = ("model", "rapl", "pi5-pmic", "http-plug", "csv")
 
 
@@ -58,6 +60,13 @@ class MonitorSettings(BaseModel):
 
     def power_for(self, node: str) -> PowerSpec:
         return self.power.get(node) or self.power.get("default") or PowerSpec()
+
+    def check_nodes(self, names: list[str]) -> None:
+        """Refuse power sources for nodes the cluster does not have (a typo would silently use the model)."""
+        unknown = [n for n in self.power if n != "default" and n not in names]
+        if unknown:
+            raise SbclabError(f"Power sources are given for {', '.join(unknown)}, which the cluster does not have.",
+                              f"Name its nodes ({', '.join(names)}) or 'default'.")
 
 
 OFF = MonitorSettings(enabled=False)

@@ -40,12 +40,13 @@ def _timed(stack: Stack, argv: list[str], log: Path, label: str, timeout_s: floa
     start = time.monotonic()
     status = stack.backend.run(master, argv, stack.env(master), log, timeout_s=timeout_s, label=label)
     wall = time.monotonic() - start
+    finished_at = datetime.now(timezone.utc)
     if recording is not None:
-        recording.command_finished(label, started_at, datetime.now(timezone.utc), status)
+        recording.command_finished(label, started_at, finished_at, status)
     with open(log, errors="replace") as f:
         f.seek(offset)
         output = f.read()
-    return JobOutcome(argv, status, started_at, datetime.now(timezone.utc), wall, log, output)
+    return JobOutcome(argv, status, started_at, finished_at, wall, log, output)
 
 
 def hadoop_jar(stack: Stack, jar: Path, args: list[str], log: Path, label: str, timeout_s: float = 7200) -> JobOutcome:
