@@ -301,6 +301,26 @@ def results_summary(results_dir):
     _print_summary(ResultsStore(results_dir))
 
 
+@results.command("show")
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("run_id")
+def results_show(results_dir, run_id):
+    """One run's measurements: per-node figures, intermediate data, phases, power, health flags."""
+    store = ResultsStore(results_dir)
+    found = store.runs_matching({run_id})
+    if not found:
+        raise SbclabError(f"No run {run_id} in {results_dir}.", f"See 'sbclab results summary {results_dir}' for run ids.")
+    run = found[0]
+    console.print(summary.table([run], title=f"{run.workload} on {run.engine}"))
+    for table in summary.measurement_tables(run):
+        console.print(table)
+    for note in summary.measurement_notes(run):
+        console.print(note)
+    caption = summary.caption([run])
+    if caption:
+        console.print(f"[yellow]{caption}[/yellow]")
+
+
 @main_group.group()
 def stack():
     """The Hadoop and Spark distributions sbclab deploys."""

@@ -65,7 +65,8 @@ def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: floa
         net_rx_bytes=total("net", "rx_bytes"), net_tx_bytes=total("net", "tx_bytes"),
         clock_mhz_min=_min([r.get("clock_mhz_min") for r in inside]),
         temp_max_c=_max([r.get("temp_max_c") for r in inside]), throttled_bits=bits if throttled else None,
-        gaps=[g for g in gaps if g["from"] < end and g["to"] > start], sampler_errors=errors)
+        gaps=[g for g in gaps if g["from"] < end and g["to"] > start], sampler_errors=errors,
+        sampler_cpu_pct=recorded.get("sampler_cpu_pct"))
 
 
 def _power_column(rows: list[dict], intervals: list[power.Interval]) -> None:

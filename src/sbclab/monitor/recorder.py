@@ -126,7 +126,9 @@ class Recorder:
 
     def stop(self) -> RawRecording:
         time.sleep(self.settings.margin_s)
+        cost = {}
         for sampler in self.samplers:
+            cost[sampler.name] = _cpu_share(sampler.proc)
             self._stop_one(sampler)
         power = {}
         for name, poller in self.pollers.items():
@@ -140,7 +142,8 @@ class Recorder:
         for sampler in self.samplers:
             header, samples = read_samples(sampler.out)
             nodes[sampler.name] = {"header": header, "samples": samples, "restarts": sampler.restarts,
-                                   "target": sampler.target, "file": str(sampler.out)}
+                                   "target": sampler.target, "file": str(sampler.out),
+                                   "sampler_cpu_pct": cost[sampler.name]}
         return RawRecording(run_id=self.run_id, interval_s=self.interval, nodes=nodes, marks=self.marks,
                             datanodes=self.datanodes, clock_offsets=self.offsets, power=power,
                             commands=self.commands, emulated=self.cluster.spec.backend == "emulated")
@@ -212,6 +215,19 @@ class Recorder:
             self.datanodes.append({"t": round(time.time(), 4), "label": label, "nodes": self.datanode_counters()})
         except (requests.RequestException, ValueError, KeyError, IndexError):
             pass  # a DataNode that does not answer leaves this snapshot out; intermediate data says so
+
+
+def _cpu_share(proc: subprocess.Popen | None) -> float | None:
+    """The sampler's own CPU use, in % of one core, since it started: the cost of measuring."""
+    if proc is None or proc.poll() is not None:
+        return None
+    try:
+        p = psutil.Process(proc.pid)
+        times = p.cpu_times()
+        alive = time.time() - p.create_time()
+    except psutil.Error:
+        return None
+    return round(100 * (times.user + times.system) / alive, 4) if alive > 0 else None
 
 
 def _wait_for_mark(out: Path, label: str, since: float) -> None:

@@ -84,10 +84,11 @@ class Sampler:
         self.vcgencmd = shutil.which("vcgencmd") if vcgencmd == "auto" else vcgencmd
         power = target.get("power") or {}
         self.power_source = power.get("source")
-        self.rapl = sorted(glob.glob(os.path.join(power.get("powercap", "/sys/class/powercap"), "intel-rapl:[0-9]")))\
-            if self.power_source == "rapl" else []
+        powercap = power.get("powercap", "/sys/class/powercap")
+        # Package domains only (intel-rapl:N): their sub-domains (cores, uncore, dram) are inside them.
+        self.rapl = sorted(glob.glob(os.path.join(powercap, "intel-rapl:[0-9]"))) if self.power_source == "rapl" else []
         if self.power_source == "rapl" and not self.rapl:
-            self.errors["power"] = "no RAPL package domain under /sys/class/powercap"
+            self.errors["power"] = f"no RAPL package domain under {powercap}"
         if self.power_source == "pi5-pmic" and not self.vcgencmd:
             self.errors["power"] = "vcgencmd is not installed"
 

@@ -44,6 +44,7 @@ class NodeFigures(_Part):
     throttled_bits: int | None = None
     gaps: list[dict[str, float]] = []
     sampler_errors: dict[str, str] = {}
+    sampler_cpu_pct: float | None = None  # the sampler's own CPU use, % of one (host) core
 
 
 class PowerFigures(_Part):

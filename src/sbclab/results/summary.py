@@ -14,10 +14,36 @@ def _validity(run: RunRecord) -> str:
     return "[green]valid[/green]" if run.validity.valid else "[red]INVALID[/red]"
 
 
+def _energy(run: RunRecord) -> str:
+    power = run.measurements.cluster_power if run.measurements else None
+    if not power or power.energy_j is None:
+        return "-"
+    return f"{power.energy_j:,.0f}" + (" est." if power.estimate else "")
+
+
+def _intermediate(run: RunRecord) -> str:
+    inter = run.measurements.intermediate if run.measurements else None
+    if not inter or (inter.device_ratio is None and inter.engine_ratio is None):
+        return "-"
+    part = lambda r: "-" if r is None else f"{r:.2f}x"  # noqa: E731
+    return f"{part(inter.device_ratio)} / {part(inter.engine_ratio)}"
+
+
+def _health(run: RunRecord) -> str:
+    if not run.measurements:
+        return "not sampled"
+    if not run.measurements.flags:
+        return "[green]ok[/green]"
+    kinds = sorted({f"{f.kind} ({f.node})" for f in run.measurements.flags})
+    return "[yellow]flagged: " + ", ".join(kinds) + "[/yellow]"
+
+
 def table(runs: list[RunRecord], title: str = "Runs") -> Table:
     out = Table(title=title, title_justify="left")
-    for column in ("run", "engine", "workload", "size", "cluster", "backend", "wall time (s)", "result", "validity"):
-        out.add_column(column, justify="right" if column == "wall time (s)" else "left")
+    numeric = ("wall time (s)", "energy (J)")
+    for column in ("run", "engine", "workload", "size", "cluster", "backend", "wall time (s)", "result", "validity",
+                   "energy (J)", "intermediate device / engine", "health"):
+        out.add_column(column, justify="right" if column in numeric else "left")
     for run in runs:
         size = run.parameters.get("size_bytes")
         backend = run.cluster.backend + (f" x{run.scale.factor:.3g}" if run.cluster.emulated else "")
@@ -28,15 +54,89 @@ def table(runs: list[RunRecord], title: str = "Runs") -> Table:
             result = f"{run.result['rows']:,} rows"
         cluster = f"{run.cluster.workers} x {run.cluster.board}/{run.cluster.storage}, {run.cluster.preset}"
         out.add_row(run.run_id, run.engine, run.workload, format_size(size) if size else "-", cluster, backend,
-                    f"{run.wall_time_s:.1f}", result, _validity(run))
+                    f"{run.wall_time_s:.1f}", result, _validity(run), _energy(run), _intermediate(run), _health(run))
     return out
 
 
 def caption(runs: list[RunRecord]) -> str:
     emulated = {r.scale.factor for r in runs if r.cluster.emulated}
     if emulated:
+        estimated = any(r.measurements and r.measurements.cluster_power and r.measurements.cluster_power.estimate
+                        for r in runs)
         return ("Emulated cluster: every resource scaled by " + ", ".join(f"{f:.3g}" for f in sorted(emulated))
-                + " of the board profile; these are not measurements of real boards.")
+                + " of the board profile; these are not measurements of real boards."
+                + (" Energy marked est. is the power model's estimate from CPU use." if estimated else ""))
     if any(r.cluster.backend == "processes" for r in runs):
         return "Processes backend: unshaped daemons on one host; these are not measurements of real boards."
     return ""
+
+
+def _bytes(value) -> str:
+    return "-" if value is None else format_size(int(value))
+
+
+def _num(value, fmt: str = "{:.1f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def measurement_tables(run: RunRecord) -> list[Table]:
+    """One run's measurements: per node, intermediate data, phases; read from its document alone."""
+    m = run.measurements
+    if m is None:
+        return []
+    nodes = Table(title=f"{run.run_id}: per node over the job ({m.hz:g} Hz)", title_justify="left")
+    for column in ("node", "CPU busy mean/max %", "iowait %", "cores used max / quota", "load max", "memory max",
+                   "disk read", "disk write", "net rx", "net tx", "clock min MHz", "temp max °C", "power source",
+                   "energy (J)", "W avg/peak", "W idle"):
+        nodes.add_column(column)
+    for name, n in m.nodes.items():
+        p = m.power.get(name)
+        nodes.add_row(
+            name + (" (host)" if n.scope == "host" else ""),
+            f"{_num(n.cpu_busy_pct_mean)} / {_num(n.cpu_busy_pct_max)}", _num(n.cpu_iowait_pct_mean),
+            f"{_num(n.cpu_cores_used_max, '{:.2f}')} / {_num(n.cpu_capacity_cores, '{:.2f}')}", _num(n.load_max),
+            _bytes(n.mem_used_max_bytes), _bytes(n.disk_read_bytes), _bytes(n.disk_write_bytes),
+            _bytes(n.net_rx_bytes), _bytes(n.net_tx_bytes), _num(n.clock_mhz_min, "{:.0f}"), _num(n.temp_max_c),
+            (p.source + (" (estimate)" if p.estimate else "")) if p else "-",
+            _num(p.energy_j, "{:,.0f}") if p else "-",
+            f"{_num(p.avg_w, '{:.2f}')} / {_num(p.peak_w, '{:.2f}')}" if p else "-",
+            _num(p.idle_w, "{:.2f}") if p else "-")
+    tables = [nodes]
+    inter = m.intermediate
+    if inter:
+        t = Table(title="Intermediate data (beyond input and output)", title_justify="left")
+        for column in ("node", "device writes", "HDFS block writes", "intermediate"):
+            t.add_column(column)
+        for name, figures in inter.nodes.items():
+            t.add_row(name, _bytes(figures.get("device_write_bytes")), _bytes(figures.get("hdfs_write_bytes")),
+                      _bytes(figures.get("intermediate_bytes")))
+        t.add_row("all (device)", "", "", f"{_bytes(inter.device_bytes)} = {_num(inter.device_ratio, '{:.2f}')}x input")
+        t.add_row("engine's count", "", "", f"{_bytes(inter.engine_bytes)} = {_num(inter.engine_ratio, '{:.2f}')}x input "
+                  + "(" + ", ".join(f"{k} {v:,.0f}" for k, v in inter.engine.items()) + ")")
+        tables.append(t)
+    if m.phases:
+        t = Table(title="Phases (seconds from the job's start)", title_justify="left")
+        for column in ("phase", "from", "to", "source"):
+            t.add_column(column)
+        for phase in m.phases:
+            t.add_row(phase["name"], f"{phase['start'] - m.window['start']:.1f}",
+                      f"{phase['end'] - m.window['start']:.1f}", phase["source"])
+        tables.append(t)
+    return tables
+
+
+def measurement_notes(run: RunRecord) -> list[str]:
+    m = run.measurements
+    if m is None:
+        return ["not sampled (run with sampling on to get series, power and health flags)"]
+    notes = [f"flag: {f.node} {f.kind} at +{f.at - m.window['start']:.1f} s: {f.detail}" for f in m.flags]
+    notes += [f"{name}: {note}" for name, p in m.power.items() for note in p.notes]
+    notes += list(m.notes) + (m.intermediate.notes if m.intermediate else [])
+    if m.cluster_power and m.cluster_power.energy_j is not None:
+        c = m.cluster_power
+        notes.append(f"cluster: {c.energy_j:,.0f} J, {c.avg_w:.2f} W average, {c.peak_w:.2f} W peak"
+                     + (f", {c.energy_above_idle_j:,.0f} J above idle ({c.idle_w:.2f} W)" if c.energy_above_idle_j is not None else "")
+                     + (" (estimate)" if c.estimate else ""))
+    if m.series:
+        notes.append(f"time series: {m.series}")
+    return notes

@@ -1,0 +1,186 @@
+"""Measurements of real runs on an emulated cluster: the per-node series against the engines' own
+counters, the CPU quota in the CPU series, intermediate data of Hadoop WordCount, the idle
+baseline, power sources that answer and ones that do not, and a sampler killed mid-run.
+
+The cluster uses the `stock` preset (dfs.replication=3 on two DataNodes, so every block is written
+twice, once across the network): that makes the expected device and network volumes exact
+multiples of what HDFS reports.
+"""
+
+import json
+import os
+import signal
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sbclab import workloads
+from sbclab.cluster import lifecycle
+from sbclab.monitor import idle
+from sbclab.monitor.settings import MonitorSettings
+from sbclab.results.store import ResultsStore
+from sbclab.workloads.base import RunContext
+
+from .conftest import NOTHING, remove_if_left, small_spec
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)")
+
+NAME = "mon"
+SETTINGS = MonitorSettings(hz=2, margin_s=1, idle_baseline_s=3)
+FIXTURES = Path(__file__).parent.parent / "unit" / "fixtures" / "monitor"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    remove_if_left(NAME)
+    assert lifecycle.leftovers_on_host() == NOTHING
+    up = lifecycle.up(small_spec(NAME, preset="stock", subnet="10.216.0.0/24"))
+    try:
+        yield up
+    finally:
+        remove_if_left(NAME)
+    assert lifecycle.leftovers_on_host() == NOTHING
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return ResultsStore(tmp_path_factory.mktemp("monitoring") / "results")
+
+
+def series_of(store, run) -> dict:
+    return json.loads((store.root / run.measurements.series).read_text())
+
+
+def integral(columns: dict, name: str, start: float, end: float) -> float:
+    """A rate column summed over the rows inside [start, end]."""
+    return sum((v or 0) * dt for t, dt, v in zip(columns["t"], columns["dt"], columns[name])
+               if t - dt >= start - 1e-6 and t <= end + 1e-6)
+
+
+def test_idle_baseline_and_clock_offsets(cluster, store):
+    baseline = idle.measure_idle(cluster, SETTINGS, store, "idle-test")
+    assert set(baseline["watts"]) == {"master", "worker1", "worker2"}
+    for watts in baseline["watts"].values():
+        assert 5.54 <= watts < 10.31, "idle between the Pi 5 profile's idle and full-load watts"
+    assert all(abs(o["offset_s"]) < 0.5 for o in baseline["clock_offsets"].values()), "nodes share this host's clock"
+    assert (store.root / baseline["series"]).exists()
+
+
+def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, store):
+    workload = workloads.get("teragen")
+    ctx = RunContext(cluster=cluster, store=store, monitor=SETTINGS)
+    run = workload.run(ctx, "hadoop", workload.parameters(24 * 10**6))
+    assert run.valid, [c for c in run.validity.checks if not c.passed]
+    m = run.measurements
+    hdfs_written = run.counters["File System Counters"]["HDFS: Number of bytes written"]
+    workers = ("worker1", "worker2")
+
+    # Two replicas of every block: the workers' devices take twice what HDFS was given (plus
+    # checksum files, metadata and the journal), and one copy crosses the network.
+    device = sum(m.nodes[w].disk_write_bytes for w in workers)
+    assert 2.0 * hdfs_written <= device <= 2.4 * hdfs_written, (device, hdfs_written)
+    # The DataNodes also store the job's own files twice: its jar, configuration, splits and history.
+    datanodes = sum(m.intermediate.nodes[w]["hdfs_write_bytes"] for w in workers)
+    assert 2.0 * hdfs_written <= datanodes <= 2.0 * hdfs_written + 8 * 2**20, (datanodes, hdfs_written)
+    sent = sum(m.nodes[w].net_tx_bytes for w in workers)
+    assert 1.0 * hdfs_written <= sent <= 1.2 * hdfs_written, (sent, hdfs_written)
+
+    # The stored series integrate to the same totals the document gives.
+    columns = series_of(store, run)["nodes"]
+    for w in workers:
+        from_series = integral(columns[w]["columns"], "disk_write_bps", m.window["start"] - 1, m.window["end"] + 5)
+        assert from_series == pytest.approx(m.nodes[w].disk_write_bytes, rel=0.02, abs=2**20)
+
+    # CPU shares are of each node's quota: a busy worker uses all of it and never more.
+    for w in workers:
+        node = m.nodes[w]
+        assert node.cpu_cores_used_max <= 1.1 * node.cpu_capacity_cores
+        assert node.cpu_cores_used_max >= 0.8 * node.cpu_capacity_cores, "TeraGen keeps a worker busy"
+        assert node.cpu_busy_pct_max >= 80
+
+    names = [p["name"] for p in m.phases]
+    assert any(n.endswith("map phase") for n in names) and "hadoop teragen" in names
+    assert not m.flags, m.flags
+    assert m.cluster_power.energy_j > 0 and all(p.coverage > 0.9 for p in m.power.values())
+
+
+def test_hadoop_wordcount_intermediate_data_is_a_multiple_of_its_input(cluster, store):
+    workload = workloads.get("wordcount")
+    ctx = RunContext(cluster=cluster, store=store, monitor=SETTINGS)
+    run = workload.run(ctx, "hadoop", workload.parameters(24 * 10**6))
+    assert run.valid
+    inter = run.measurements.intermediate
+    # Unique lines defeat the combiner: map output is the input again, spilled and then merged on
+    # the reduce side. The seeds measured 3.94x at 32 GB, where maps spill more than once.
+    assert inter.engine_ratio >= 2.0, inter
+    assert inter.device_ratio >= 1.0, inter
+    assert inter.engine["reduce_shuffle_bytes"] >= inter.input_bytes
+
+
+class _Plug(BaseHTTPRequestHandler):
+    body = (FIXTURES / "shelly_gen1_status.json").read_bytes()
+
+    def do_GET(self):  # noqa: N802 - the http.server interface
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
+    plug = ThreadingHTTPServer(("127.0.0.1", 0), _Plug)
+    threading.Thread(target=plug.serve_forever, daemon=True).start()
+    closed = ThreadingHTTPServer(("127.0.0.1", 0), _Plug)
+    dead_url = f"http://127.0.0.1:{closed.server_address[1]}/status"
+    closed.server_close()  # a plug that is offline
+    settings = SETTINGS.model_copy(update={"power": {
+        "worker1": {"source": "http-plug", "url": f"http://127.0.0.1:{plug.server_address[1]}/status", "format": "shelly"},
+        "worker2": {"source": "http-plug", "url": dead_url, "format": "shelly", "timeout_s": 0.5},
+        "master": {"source": "rapl", "powercap": "/nonexistent/powercap"}}})
+    settings = MonitorSettings.model_validate(settings.model_dump())
+    killed = {}
+
+    def kill_worker1_sampler():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed:
+            for entry in cluster.state.of_kind("process"):
+                if entry.get("label") == "sampler worker1":
+                    time.sleep(4)
+                    os.kill(entry["pid"], signal.SIGKILL)
+                    killed["at"] = time.time()
+                    return
+            time.sleep(0.2)
+
+    killer = threading.Thread(target=kill_worker1_sampler)
+    killer.start()
+    try:
+        workload = workloads.get("pi")
+        ctx = RunContext(cluster=cluster, store=store, monitor=settings)
+        run = workload.run(ctx, "spark", workload.parameters(None, {"maps": 4, "samples_per_map": 20000}))
+    finally:
+        killer.join()
+        plug.shutdown()
+    assert killed, "the sampler was found and killed"
+    assert run.valid
+    m = run.measurements
+    assert m.power["worker1"].source == "http-plug" and not m.power["worker1"].estimate
+    assert m.power["worker1"].avg_w == pytest.approx(23.61)
+    assert any("outside it" in n for n in m.power["worker1"].notes), "an emulated node's plug is not the node"
+    assert m.power["worker2"].source == "model" and "http-plug unavailable" in m.power["worker2"].notes[0]
+    assert m.power["master"].source == "model" and "rapl unavailable" in m.power["master"].notes[0]
+
+    # The killed sampler's gap is recorded, flagged, and not filled in.
+    gaps = m.nodes["worker1"].gaps
+    assert gaps and gaps[0]["from"] <= killed["at"] + 1 and gaps[0]["to"] > killed["at"]
+    assert any(f.kind == "disappeared" and f.node == "worker1" for f in m.flags)
+    assert run.flagged and not run.headline
+    columns = series_of(store, run)["nodes"]["worker1"]["columns"]
+    assert not [t for t, dt in zip(columns["t"], columns["dt"]) if t - dt < gaps[0]["to"] - 0.01 and t > gaps[0]["from"] + 0.01]
+    assert not [p for p in psutil.process_iter(["cmdline"]) if "sbclab.monitor.sampler" in " ".join(p.info["cmdline"] or [])]
