@@ -37,6 +37,7 @@ bench: setup
 	$(BIN)/python bench/bringup.py
 	$(BIN)/python bench/harness_overhead.py
 	$(BIN)/python bench/fidelity.py
+	$(BIN)/python bench/monitor_overhead.py
 	$(BIN)/python bench/generator.py
 
 clean:

@@ -49,3 +49,19 @@ def test_status_of_a_cluster_that_is_not_up(tmp_path):
 def test_profiles_list_shows_boards_and_media():
     out = CliRunner().invoke(main_group, ["profiles", "list"]).output
     assert "rpi5b" in out and "microsd" in out
+
+
+def test_a_bad_power_file_names_the_field(tmp_path):
+    power = tmp_path / "power.yml"
+    power.write_text("worker1: {source: http-plug, format: shelly}\n")
+    done = sbclab("run", "--power-file", str(power))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "url" in done.stderr and "power.worker1" in done.stderr
+
+
+def test_a_power_source_for_a_node_the_cluster_lacks_is_refused():
+    from sbclab.errors import SbclabError
+    from sbclab.monitor.settings import MonitorSettings
+    settings = MonitorSettings(power={"worker7": {"source": "rapl"}})
+    with pytest.raises(SbclabError, match="worker7"):
+        settings.check_nodes(["master", "worker1", "worker2"])

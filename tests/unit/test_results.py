@@ -72,3 +72,24 @@ def test_summary_labels_emulated_results_with_the_factor(tmp_path):
     table = summary.table(runs)
     assert table.row_count == 2
     assert "0.167" in summary.caption(runs) and "not measurements of real boards" in summary.caption(runs)
+
+
+def test_version_1_documents_are_migrated(tmp_path):
+    store = ResultsStore(tmp_path)
+    path = store.write(make_run())
+    raw = json.loads(path.read_text())
+    raw["schema_version"] = 1
+    raw.pop("measurements")
+    path.write_text(json.dumps(raw))
+    back = load(path)
+    assert back.schema_version == SCHEMA_VERSION and back.measurements is None
+    assert back.valid and not back.flagged and back.headline
+
+
+def test_flagged_runs_are_valid_but_not_headline():
+    from sbclab.results.measurements import Flag, Measurements
+    run = make_run().model_copy(update={"measurements": Measurements(
+        hz=1, window={"start": 0, "end": 5},
+        flags=[Flag(node="worker1", kind="throttled", at=2.0, detail="under-voltage detected")])})
+    assert run.valid and run.flagged and not run.headline
+    assert "flagged: throttled (worker1)" in str(summary._health(run))
