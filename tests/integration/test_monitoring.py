@@ -140,11 +140,10 @@ def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
     closed = ThreadingHTTPServer(("127.0.0.1", 0), _Plug)
     dead_url = f"http://127.0.0.1:{closed.server_address[1]}/status"
     closed.server_close()  # a plug that is offline
-    settings = SETTINGS.model_copy(update={"power": {
+    settings = MonitorSettings.model_validate({**SETTINGS.model_dump(), "power": {
         "worker1": {"source": "http-plug", "url": f"http://127.0.0.1:{plug.server_address[1]}/status", "format": "shelly"},
         "worker2": {"source": "http-plug", "url": dead_url, "format": "shelly", "timeout_s": 0.5},
         "master": {"source": "rapl", "powercap": "/nonexistent/powercap"}}})
-    settings = MonitorSettings.model_validate(settings.model_dump())
     killed = {}
 
     def kill_worker1_sampler():

@@ -65,3 +65,13 @@ def measure(nodes: dict[str, dict], datanodes: list[dict], workers: list[str], s
             "engine_ratio": round(engine_side["bytes"] / input_bytes, 4)
             if engine_side["bytes"] is not None and input_bytes else None,
             "notes": notes}
+
+
+def attach_engine_by_node(measured: dict, by_host: dict[str, int], spec) -> None:
+    """The engine's own figure per node, beside the device figure (hosts named by name or address)."""
+    for host, written in by_host.items():
+        node = next((n.name for n in spec.nodes if host in (n.name, n.address)), None)
+        if node is None:
+            measured["notes"].append(f"the engine reports {written:,} bytes written on an unknown host {host}")
+            continue
+        measured["nodes"].setdefault(node, {})["engine_bytes"] = written

@@ -96,8 +96,8 @@ def _cluster_power(per_node: dict[str, PowerFigures], intervals: dict[str, list]
 
 def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec, engine: str | None,
               counters: dict, input_bytes: int | None, engine_phases: list[dict],
-              idle_watts: dict[str, float] | None = None, notes: list[str] | None = None
-              ) -> tuple[Measurements, dict]:
+              idle_watts: dict[str, float] | None = None, notes: list[str] | None = None,
+              engine_by_host: dict[str, int] | None = None) -> tuple[Measurements, dict]:
     """The run's measurements over its window [start, end], and the series document to store."""
     notes = list(notes or [])
     idle_watts = idle_watts or {}
@@ -137,8 +137,10 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
                         "sampler": {k: v for k, v in (recorded["header"] or {}).items() if k != "target"},
                         "cpu_capacity_cores": target.get("cpu_capacity"), "cores": target.get("cores")}
     workers = [n.name for n in spec.worker_nodes]
-    inter = intermediate.measure(raw.nodes, raw.datanodes, workers, start, end, engine, counters, input_bytes) \
-        if engine else None
+    inter = None
+    if engine:
+        inter = intermediate.measure(raw.nodes, raw.datanodes, workers, start, end, engine, counters, input_bytes)
+        intermediate.attach_engine_by_node(inter, engine_by_host or {}, spec)
     phases = sorted(engine_phases, key=lambda p: p["start"])
     for offset_node, offset in raw.clock_offsets.items():
         if abs(offset["offset_s"]) > 1.0:

@@ -86,3 +86,18 @@ def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
             elif kind == "SparkListenerExecutorAdded":
                 tasks["executors_added"] += 1
     return {"tasks": tasks, "task_metrics": totals}
+
+
+def spark_intermediate_by_host(event_log: Path) -> dict[str, int]:
+    """Shuffle bytes written plus disk bytes spilled, per executor host, from a Spark event log."""
+    by_host: dict[str, int] = {}
+    with open(event_log) as events:
+        for line in events:
+            event = json.loads(line)
+            if event.get("Event") != "SparkListenerTaskEnd":
+                continue
+            metrics = event.get("Task Metrics") or {}
+            written = (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0)
+            host = (event.get("Task Info") or {}).get("Host", "?")
+            by_host[host] = by_host.get(host, 0) + written + metrics.get("Disk Bytes Spilled", 0)
+    return by_host

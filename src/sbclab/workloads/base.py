@@ -22,7 +22,7 @@ from ..results.schema import Check, ClusterShape, RunRecord, Validity
 from ..results.store import ResultsStore
 from ..stack import clients
 from ..stack.clients import JobOutcome
-from ..stack.counters import spark_event_metrics
+from ..stack.counters import spark_event_metrics, spark_intermediate_by_host
 
 ENGINES = ("hadoop", "spark")
 _SPARK_RESULT = re.compile(r"SBCLAB_RESULT (\{.*\})")
@@ -126,19 +126,22 @@ class RunContext:
 
     def _measurements(self, run_id, engine, outcome, counters, input_bytes, logs, recording):
         engine_phases = phases.from_commands(recording.commands)
-        notes = []
+        notes, engine_by_host = [], {}
         hadoop_jobs = [j for j in outcome.job_ids if j.startswith("job_")]
         if hadoop_jobs:
-            found, notes = phases.hadoop_from_history(self.stack, hadoop_jobs)
+            found, engine_by_host, notes = phases.hadoop_from_history(self.stack, hadoop_jobs)
             engine_phases += found
         for name, path in logs.items():
             if name.startswith("spark-events/") and Path(path).exists():
                 engine_phases += phases.spark_phases(Path(path))
+                for host, written in spark_intermediate_by_host(Path(path)).items():
+                    engine_by_host[host] = engine_by_host.get(host, 0) + written
         idle = (self.idle_baseline or {}).get("watts")
         measured, document = measure.summarise(
             recording, start=outcome.started_at.timestamp(), end=outcome.finished_at.timestamp(),
             spec=self.cluster.spec, engine=engine, counters=counters,
-            input_bytes=input_bytes, engine_phases=engine_phases, idle_watts=idle, notes=notes)
+            input_bytes=input_bytes, engine_phases=engine_phases, idle_watts=idle, notes=notes,
+            engine_by_host=engine_by_host)
         if self.idle_baseline:
             measured = measured.model_copy(update={"idle_baseline": self.idle_baseline})
         return measured, document
