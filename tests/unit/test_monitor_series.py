@@ -62,8 +62,9 @@ def test_health_flags_name_node_and_time():
     assert set(kinds) == {"throttled", "clock", "temperature", "swap"}
     assert "under-voltage detected" in kinds["throttled"]["detail"] and kinds["throttled"]["at"] == 2.0
     assert "50 %" in kinds["clock"]["detail"] and "82.5 °C" in kinds["temperature"]["detail"]
-    # Emulated nodes run at the host's clock: no clock flag there.
-    assert "clock" not in {f["kind"] for f in health.node_flags("worker1", rows, [], samples, "rpi5b", True, 0, 2)}
+    # Emulated nodes have the host's clock and sensors: no clock or temperature flag there.
+    hosted = {f["kind"] for f in health.node_flags("worker1", rows, [], samples, "rpi5b", True, 0, 2)}
+    assert hosted == {"throttled", "swap"}
 
 
 def test_a_node_whose_samples_stop_is_flagged_as_disappeared():

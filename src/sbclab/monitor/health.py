@@ -2,9 +2,9 @@
 
 A run is flagged when, within its window, any node
 - had a throttle or under-voltage bit set (`vcgencmd get_throttled`),
-- ran below 90 % of its profile's clock for more than 5 % of the run (boards only: an emulated
-  node's clock is the host's, which says nothing about the board),
-- went above its board's soft temperature limit,
+- ran below 90 % of its profile's clock for more than 5 % of the run, or
+- went above its board's soft temperature limit (these two on boards only: an emulated node's
+  clock and sensors are the host's, which say nothing about the board),
 - swapped, or
 - disappeared: its sampler stopped answering (a gap) or ended before the run did.
 Each flag names the node, what happened and when.
@@ -23,6 +23,7 @@ def _in_window(rows: list[dict], start: float, end: float) -> list[dict]:
 
 def node_flags(name: str, rows: list[dict], gaps: list[dict], samples: list[dict], board: str, emulated: bool,
                start: float, end: float) -> list[dict]:
+    """Flags of one node; `emulated` means its clock and sensors are a host's, not the board's."""
     flags = []
     inside = _in_window(rows, start, end)
     throttled = [r for r in inside if r.get("throttled") and r["throttled"] & 0xF]
@@ -50,7 +51,7 @@ def node_flags(name: str, rows: list[dict], gaps: list[dict], samples: list[dict
                           "detail": f"below {floor:.0f} MHz (90 % of {profile.clock_ghz:g} GHz) for "
                                     f"{100 * sum(r['dt'] for r in slow) / total:.0f} % of the run, lowest "
                                     f"{min(r['clock_mhz_min'] for r in slow):.0f} MHz"})
-    if profile.soft_temp_c:
+    if profile.soft_temp_c and not emulated:
         hot = [r for r in inside if r.get("temp_max_c") is not None and r["temp_max_c"] > profile.soft_temp_c]
         if hot:
             flags.append({"node": name, "kind": "temperature", "at": hot[0]["t"],

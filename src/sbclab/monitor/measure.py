@@ -130,7 +130,8 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
             intervals[name] = result.intervals
         elif result.notes:
             notes += [f"{name}: {n}" for n in result.notes]
-        flags += health.node_flags(name, rows, gaps, recorded["samples"], node_spec.board, raw.emulated, start, end)
+        hosted = raw.emulated or target.get("scope") == "host"  # clock and sensors are not a board's
+        flags += health.node_flags(name, rows, gaps, recorded["samples"], node_spec.board, hosted, start, end)
         stored[name] = {"scope": target.get("scope"), "columns": {c: [r.get(c) for r in rows] for c in SERIES_COLUMNS},
                         "gaps": gaps, "restarts": recorded["restarts"],
                         "power_source": per_power[name].source if name in per_power else None,

@@ -203,10 +203,10 @@ class Recorder:
 
     def _restart(self, sampler: SamplerProcess, t: float) -> None:
         self.backend.state.forget(sampler.entry)
+        status = sampler.proc.poll()
         died = last_sample_time(sampler.out)
         self._launch(sampler)
-        sampler.restarts.append({"last_sample": died, "restarted": round(t, 4),
-                                 "exit_status": None})
+        sampler.restarts.append({"last_sample": died, "restarted": round(t, 4), "exit_status": status})
 
     def _datanode_snapshot(self, label: str) -> None:
         if self.datanode_counters is None:

@@ -54,7 +54,7 @@ class MonitorSettings(BaseModel):
 
     enabled: bool = True
     hz: float = Field(1.0, ge=0.2, le=10, description="samples per second on every node")
-    margin_s: float = Field(2.0, ge=0, le=60, description="sampling before the job starts and after it ends")
+    margin_s: float = Field(1.0, ge=0, le=60, description="sampling before the job starts and after it ends")
     idle_baseline_s: float = Field(10.0, ge=0, le=3600, description="idle sampling before a suite; 0 skips it")
     power: dict[str, PowerSpec] = Field(default_factory=dict, description="'default' or a node name -> source")
 

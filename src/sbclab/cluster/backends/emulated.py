@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -271,7 +272,13 @@ class EmulatedBackend(Backend):
             listed = system.run("losetup", "-j", entry["image"], check=False).stdout
             for line in listed.splitlines():
                 system.quietly("losetup", "-d", line.split(":")[0])
-            return not system.run("losetup", "-j", entry["image"], check=False).stdout.strip()
+            # A detach is deferred while something (udev, another losetup) still holds the device open.
+            deadline = time.monotonic() + 5
+            while system.run("losetup", "-j", entry["image"], check=False).stdout.strip():
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.2)
+            return True
         if kind == "image":
             Path(entry["path"]).unlink(missing_ok=True)
             return True
