@@ -52,7 +52,10 @@ def measure(nodes: dict[str, dict], datanodes: list[dict], workers: list[str], s
         if written is None:
             notes.append(f"{name}: no device counters around the run")
             continue
-        hdfs = _datanode_delta(datanodes, start, end, name) if name in workers else 0
+        # A host-wide sampler (processes backend) sees every DataNode's writes on its one device.
+        holds = workers if recorded["target"].get("scope") == "host" else [name] if name in workers else []
+        deltas = [_datanode_delta(datanodes, start, end, worker) for worker in holds]
+        hdfs = None if None in deltas else sum(deltas)
         if hdfs is None:
             notes.append(f"{name}: its DataNode's counters were not read around the run; HDFS bytes not subtracted")
         per_node[name] = {"device_write_bytes": int(written), "hdfs_write_bytes": hdfs,
