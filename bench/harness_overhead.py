@@ -7,15 +7,15 @@ master's namespaces and cgroup. The sbclab path is the TeraSort workload without
 document and the same output removal. Target (issue 2): ratio <= 1.03.
 """
 
-import argparse
 import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from sbclab.cluster import calibration, lifecycle, spec
-from sbclab.cluster.backends import default_backend
+from common import bench_cluster, terasort_arguments
+
+from sbclab.cluster import lifecycle
 from sbclab.results.store import ResultsStore
 from sbclab.units import parse_size
 from sbclab.workloads import terasort
@@ -43,15 +43,11 @@ def by_hand(cluster: lifecycle.Cluster, size_bytes: int, round_no: int, log: Pat
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size", default="64MB")
-    parser.add_argument("--pairs", type=int, default=3)
-    parser.add_argument("--backend", default=default_backend())
+    parser = terasort_arguments(__doc__)
     args = parser.parse_args()
     size_bytes = parse_size(args.size)
     work = Path(tempfile.mkdtemp(prefix="sbclab-bench-"))
-    cluster = lifecycle.up(spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=4 * 2**30,
-                                            calibration=calibration.current() if args.backend == "emulated" else None))
+    cluster = bench_cluster(args.backend)
     try:
         ctx = RunContext(cluster=cluster, store=ResultsStore(work / "results"))
         terasort.tera_input(ctx, size_bytes)

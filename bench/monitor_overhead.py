@@ -8,14 +8,14 @@
 Prints the figures measured in this one run; asserts nothing.
 """
 
-import argparse
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from sbclab.cluster import calibration, lifecycle, spec
-from sbclab.cluster.backends import default_backend
+from common import bench_cluster, terasort_arguments
+
+from sbclab.cluster import lifecycle
 from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
@@ -36,16 +36,12 @@ def idle_cost(cluster, seconds: float) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size", default="64MB")
-    parser.add_argument("--pairs", type=int, default=3)
+    parser = terasort_arguments(__doc__)
     parser.add_argument("--idle-seconds", type=float, default=60)
-    parser.add_argument("--backend", default=default_backend())
     args = parser.parse_args()
     size_bytes = parse_size(args.size)
     work = Path(tempfile.mkdtemp(prefix="sbclab-bench-"))
-    cluster = lifecycle.up(spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=4 * 2**30,
-                                      calibration=calibration.current() if args.backend == "emulated" else None))
+    cluster = bench_cluster(args.backend)
     try:
         core_speed = cluster.spec.scale.core_speed
         idle = idle_cost(cluster, args.idle_seconds)

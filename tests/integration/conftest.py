@@ -7,6 +7,7 @@ namespace, mount, loop device, cgroup, link or process of sbclab's afterwards.
 import os
 import socket
 import subprocess
+from contextlib import contextmanager
 
 import psutil
 import pytest
@@ -77,6 +78,19 @@ def listening_sockets(cluster: lifecycle.Cluster) -> dict[str, list[str]]:
         result[node] = [f"{c.laddr.ip}:{c.laddr.port}" for c in psutil.net_connections("tcp")
                         if c.status == psutil.CONN_LISTEN and c.pid in pids]
     return result
+
+
+@contextmanager
+def module_cluster(name: str, **kw):
+    """A cluster for a test module, removed afterwards whatever happened, on a host left clean."""
+    remove_if_left(name)
+    assert lifecycle.leftovers_on_host() == NOTHING
+    up = lifecycle.up(small_spec(name, **kw))
+    try:
+        yield up
+    finally:
+        remove_if_left(name)
+    assert lifecycle.leftovers_on_host() == NOTHING
 
 
 def remove_if_left(name: str) -> None:

@@ -19,13 +19,12 @@ import psutil
 import pytest
 
 from sbclab import workloads
-from sbclab.cluster import lifecycle
 from sbclab.monitor import idle
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.workloads.base import RunContext
 
-from .conftest import NOTHING, remove_if_left, small_spec
+from .conftest import module_cluster
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)")
 
@@ -36,14 +35,8 @@ FIXTURES = Path(__file__).parent.parent / "unit" / "fixtures" / "monitor"
 
 @pytest.fixture(scope="module")
 def cluster():
-    remove_if_left(NAME)
-    assert lifecycle.leftovers_on_host() == NOTHING
-    up = lifecycle.up(small_spec(NAME, preset="stock", subnet="10.216.0.0/24"))
-    try:
+    with module_cluster(NAME, preset="stock", subnet="10.216.0.0/24") as up:
         yield up
-    finally:
-        remove_if_left(NAME)
-    assert lifecycle.leftovers_on_host() == NOTHING
 
 
 @pytest.fixture(scope="module")

@@ -15,14 +15,13 @@ import pytest
 import yaml
 
 from sbclab import workloads
-from sbclab.cluster import lifecycle
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.experiments import model, runner
 from sbclab.results.store import ResultsStore
 from sbclab.workloads.base import RunContext
 
-from .conftest import NOTHING, remove_if_left, small_spec
+from .conftest import module_cluster
 
 NAME = "suite"
 SIZE = 4 * 10**6
@@ -31,14 +30,8 @@ TINY = {"pi": {"maps": 4, "samples_per_map": 2000}, "dfsio-write": {"files": 2},
 
 @pytest.fixture(scope="module")
 def cluster():
-    remove_if_left(NAME)
-    assert lifecycle.leftovers_on_host() == NOTHING
-    up = lifecycle.up(small_spec(NAME, backend="processes", preset="paper"))
-    try:
+    with module_cluster(NAME, backend="processes", preset="paper") as up:
         yield up
-    finally:
-        remove_if_left(NAME)
-    assert lifecycle.leftovers_on_host() == NOTHING
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,5 @@
 """Raw samples to series, window edges, health flags."""
 
-import pytest
 
 from sbclab.monitor import health, series
 
