@@ -105,14 +105,15 @@ def measurement_tables(run: RunRecord) -> list[Table]:
     inter = m.intermediate
     if inter:
         t = Table(title="Intermediate data (beyond input and output)", title_justify="left")
-        for column in ("node", "device writes", "HDFS block writes", "intermediate"):
+        for column in ("node", "device writes", "HDFS block writes", "intermediate (device)", "engine's count"):
             t.add_column(column)
         for name, figures in inter.nodes.items():
             t.add_row(name, _bytes(figures.get("device_write_bytes")), _bytes(figures.get("hdfs_write_bytes")),
-                      _bytes(figures.get("intermediate_bytes")))
-        t.add_row("all (device)", "", "", f"{_bytes(inter.device_bytes)} = {_num(inter.device_ratio, '{:.2f}')}x input")
-        t.add_row("engine's count", "", "", f"{_bytes(inter.engine_bytes)} = {_num(inter.engine_ratio, '{:.2f}')}x input "
-                  + "(" + ", ".join(f"{k} {v:,.0f}" for k, v in inter.engine.items()) + ")")
+                      _bytes(figures.get("intermediate_bytes")), _bytes(figures.get("engine_bytes")))
+        t.add_row("all", "", "", f"{_bytes(inter.device_bytes)} = {_num(inter.device_ratio, '{:.2f}')}x input",
+                  f"{_bytes(inter.engine_bytes)} = {_num(inter.engine_ratio, '{:.2f}')}x input")
+        if inter.engine:
+            t.caption = "engine: " + ", ".join(f"{k} {v:,.0f}" for k, v in inter.engine.items())
         tables.append(t)
     if m.phases:
         t = Table(title="Phases (seconds from the job's start)", title_justify="left")
