@@ -227,8 +227,15 @@ class EmulatedBackend(Backend):
         return argv, cgroups.NodeCgroup(self.spec.name, node.name).join
 
     def sync_disks(self) -> None:
-        for node in self.spec.nodes:
-            system.quietly("sync", "-f", str(self.node_disk(node)))
+        # All nodes at once: each drains at its own medium's throttled speed, which on a slow card
+        # can take minutes after a write-heavy job.
+        syncs = [subprocess.Popen(["sync", "-f", str(self.node_disk(node))]) for node in self.spec.nodes]
+        for proc in syncs:
+            try:
+                proc.wait(timeout=1800)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
     def cgroup_procs_files(self) -> list[Path]:
         files = []
