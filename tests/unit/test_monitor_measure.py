@@ -1,0 +1,56 @@
+"""A whole recording to a run's measurements, without a cluster: synthetic samples of two nodes."""
+
+import pytest
+
+from sbclab.cluster import spec
+from sbclab.monitor import measure
+from sbclab.monitor.recorder import RawRecording
+
+SHAPE = spec.build(backend="emulated", workers=1, cores=2, memory_bytes=24 * 2**30)
+
+
+def samples(busy_share: float, capacity: float, start: float, seconds: int, written_per_s: int) -> list[dict]:
+    out = []
+    for i in range(seconds + 1):
+        usage = int(busy_share * capacity * i * 1e9)
+        out.append({"t": start + i, "cgroup_cpu": {"usage_ns": usage, "user_ns": usage, "system_ns": 0},
+                    "cgroup_memory": {"rss": 2**30, "cache": 0, "swap": 0},
+                    "swap": {"in_pages": 0, "out_pages": 0},
+                    "disk": {"read_bytes": 0, "write_bytes": written_per_s * i, "reads": 0, "writes": 0, "io_ms": 0},
+                    "net": {"rx_bytes": 1000 * i, "tx_bytes": 0}, "temp_c": {}})
+    return out
+
+
+def recording(idle_node_busy: float = 0.0) -> RawRecording:
+    nodes = {}
+    for node, busy in (("master", idle_node_busy), ("worker1", 1.0)):
+        n = SHAPE.node(node)
+        nodes[node] = {"header": {}, "samples": samples(busy, n.cpu_cores, 100.0, 20, 10**6),
+                       "restarts": [], "target": {"scope": "node", "cores": 4, "cpu_capacity": n.cpu_cores},
+                       "file": "/nonexistent", "sampler_cpu_pct": 0.2}
+    return RawRecording(run_id="r", interval_s=1.0, nodes=nodes, marks=[], datanodes=[], clock_offsets={},
+                        power={}, commands=[], emulated=True)
+
+
+def test_a_busy_and_an_idle_node_over_a_window():
+    m, document = measure.summarise(recording(), start=105.0, end=115.0, spec=SHAPE, engine="spark",
+                                    counters={"task_metrics": {"shuffle_bytes_written": 5 * 10**6}},
+                                    input_bytes=10**7, engine_phases=[], idle_watts={"master": 5.54, "worker1": 5.54})
+    worker, master = m.nodes["worker1"], m.nodes["master"]
+    assert worker.cpu_busy_pct_mean == 100.0 and master.cpu_busy_pct_mean == 0.0
+    assert worker.disk_write_bytes == 10 * 10**6 and worker.net_rx_bytes == 10_000
+    # Pi 5 profile: 5.54 W idle, 10.31 W flat out.
+    assert m.power["worker1"].avg_w == pytest.approx(10.31) and m.power["master"].avg_w == pytest.approx(5.54)
+    assert m.power["worker1"].energy_j == pytest.approx(103.1)
+    assert m.power["worker1"].energy_above_idle_j == pytest.approx(47.7)
+    assert m.cluster_power.energy_j == pytest.approx(158.5) and m.cluster_power.peak_w == pytest.approx(15.85)
+    assert m.intermediate.engine_ratio == 0.5 and not m.flags
+    assert document["nodes"]["worker1"]["columns"]["power_w"][-1] == pytest.approx(10.31)
+    assert worker.sampler_cpu_pct == 0.2
+
+
+def test_a_window_without_samples_flags_the_nodes():
+    m, _ = measure.summarise(recording(), start=200.0, end=210.0, spec=SHAPE, engine=None, counters={},
+                             input_bytes=None, engine_phases=[])
+    assert {f.node for f in m.flags if f.kind == "disappeared"} == {"master", "worker1"}
+    assert m.intermediate is None
