@@ -87,7 +87,7 @@ def measurement_tables(run: RunRecord) -> list[Table]:
     nodes = Table(title=f"{run.run_id}: per node over the job ({m.hz:g} Hz)", title_justify="left")
     for column in ("node", "CPU busy mean/max %", "iowait %", "cores used max / quota", "load max", "memory max",
                    "disk read", "disk write", "net rx", "net tx", "clock min MHz", "temp max °C", "power source",
-                   "energy (J)", "W avg/peak", "W idle"):
+                   "energy (J)", "W avg/peak", "W idle", "sampler CPU %"):
         nodes.add_column(column)
     for name, n in m.nodes.items():
         p = m.power.get(name)
@@ -100,7 +100,7 @@ def measurement_tables(run: RunRecord) -> list[Table]:
             (p.source + (" (estimate)" if p.estimate else "")) if p else "-",
             _num(p.energy_j, "{:,.0f}") if p else "-",
             f"{_num(p.avg_w, '{:.2f}')} / {_num(p.peak_w, '{:.2f}')}" if p else "-",
-            _num(p.idle_w, "{:.2f}") if p else "-")
+            _num(p.idle_w, "{:.2f}") if p else "-", _num(n.sampler_cpu_pct, "{:.2f}"))
     tables = [nodes]
     inter = m.intermediate
     if inter:
