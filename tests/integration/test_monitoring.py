@@ -10,6 +10,7 @@ multiples of what HDFS reports.
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,7 +20,8 @@ import psutil
 import pytest
 
 from sbclab import workloads
-from sbclab.monitor import idle
+from sbclab.monitor import idle, series
+from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.workloads.base import RunContext
@@ -99,6 +101,28 @@ def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, stor
     assert any(n.endswith("map phase") for n in names) and "hadoop teragen" in names
     assert not m.flags, m.flags
     assert m.cluster_power.energy_j > 0 and all(p.coverage > 0.9 for p in m.power.values())
+
+
+def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(cluster):
+    """One writer with direct I/O on a 4-core board: a quarter of the node waits for I/O, the
+    medium runs at its limit, and the other nodes see none of it."""
+    worker = cluster.spec.node("worker1")
+    recorder = Recorder(cluster, "dd", SETTINGS)
+    recorder.start()
+    megabytes = max(64, int(worker.disk_write_bytes_s * 4 / 2**20))  # about four seconds at the limit
+    argv, join = cluster.backend.on_node(worker, ["dd", "if=/dev/zero", f"of={cluster.backend.node_disk(worker)}/dd",
+                                                  "bs=1M", f"count={megabytes}", "oflag=direct"])
+    subprocess.run(argv, preexec_fn=join, check=True, capture_output=True)
+    raw = recorder.stop()
+    (cluster.backend.node_disk(worker) / "dd").unlink()
+    rows, _ = series.build(raw.nodes["worker1"]["samples"], raw.nodes["worker1"]["target"], recorder.interval)
+    writing = [r for r in rows if (r["disk_write_bps"] or 0) > 0.8 * worker.disk_write_bytes_s]
+    assert len(writing) >= 3, rows
+    for r in writing:
+        assert r["disk_write_bps"] <= 1.1 * worker.disk_write_bytes_s
+        assert 15 <= r["cpu_iowait_pct"] <= 26 and r["disk_busy_pct"] >= 80, r
+    other, _ = series.build(raw.nodes["worker2"]["samples"], raw.nodes["worker2"]["target"], recorder.interval)
+    assert max(r["cpu_iowait_pct"] for r in other) < 5 and max(r["disk_write_bps"] for r in other) < 2**20
 
 
 def test_hadoop_wordcount_intermediate_data_is_a_multiple_of_its_input(cluster, store):

@@ -82,3 +82,10 @@ def test_sticky_throttle_bits_that_appear_during_the_run_flag_it():
 def test_columnar_keeps_every_column():
     cols = series.columnar([{"t": 1, "dt": 1}])
     assert set(cols) == set(series.COLUMNS) and cols["t"] == [1]
+
+
+def test_a_throttled_medium_is_busy_by_throughput_against_its_limits():
+    limited = {**NODE, "disk_limits": {"read_bytes_s": 1e8, "write_bytes_s": 4e7, "read_iops": 1e4, "write_iops": 1e3}}
+    samples = [sample(0, 0, disk_w=0), sample(1, 0, disk_w=10**7), sample(2, 0, disk_w=5 * 10**7)]
+    rows, _ = series.build(samples, limited, 1.0)
+    assert [r["disk_busy_pct"] for r in rows] == [25.0, 100.0]

@@ -96,6 +96,20 @@ def _memory(b: dict, target: dict) -> dict:
             "mem_available_bytes": mem.get("available")}
 
 
+def _disk_busy(a: dict, b: dict, dt: float, rates: dict, limits: dict | None) -> float | None:
+    """Share of the interval the medium was busy: the kernel's busy time, or on a throttled
+    (emulated) medium the highest of bandwidth and operations against the medium's limits."""
+    if not limits:
+        busy_ms = _delta(a, b, "disk", "io_ms")
+        return None if busy_ms is None else round(min(100.0, busy_ms / (dt * 10)), 2)
+    reads, writes = _rate(a, b, dt, "disk", "reads"), _rate(a, b, dt, "disk", "writes")
+    shares = [rates.get("disk_read_bps") and rates["disk_read_bps"] / limits["read_bytes_s"],
+              rates.get("disk_write_bps") and rates["disk_write_bps"] / limits["write_bytes_s"],
+              reads and reads / limits["read_iops"], writes and writes / limits["write_iops"]]
+    known = [x for x in shares if x is not None]
+    return round(min(100.0, 100 * max(known)), 2) if known else None
+
+
 def row(a: dict, b: dict, target: dict) -> dict:
     dt = b["t"] - a["t"]
     out: dict[str, Any] = {"t": b["t"], "dt": round(dt, 4)}
@@ -109,8 +123,7 @@ def row(a: dict, b: dict, target: dict) -> dict:
         out[name] = None if pages is None else round(pages * PAGE_BYTES, 1)
     out["disk_read_bps"] = _rate(a, b, dt, "disk", "read_bytes")
     out["disk_write_bps"] = _rate(a, b, dt, "disk", "write_bytes")
-    busy_ms = _delta(a, b, "disk", "io_ms")
-    out["disk_busy_pct"] = None if busy_ms is None else round(min(100.0, busy_ms / (dt * 10)), 2)
+    out["disk_busy_pct"] = _disk_busy(a, b, dt, out, target.get("disk_limits"))
     out["net_rx_bps"] = _rate(a, b, dt, "net", "rx_bytes")
     out["net_tx_bps"] = _rate(a, b, dt, "net", "tx_bytes")
     clocks = [c for c in (b.get("mhz") or []) if c]

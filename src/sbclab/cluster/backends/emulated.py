@@ -211,6 +211,10 @@ class EmulatedBackend(Backend):
             points.append((node.name, node, {
                 "node": node.name, "scope": "node", "cores": self._board_cores(node), "cpu_capacity": node.cpu_cores,
                 "memory_limit": node.memory_bytes, "cgroup": cgroup, "device": self._loop_device(node),
+                # The throttle holds requests before the loop device counts them busy, so the medium's
+                # load is read as throughput against these limits (series.py).
+                "disk_limits": {"read_bytes_s": node.disk_read_bytes_s, "write_bytes_s": node.disk_write_bytes_s,
+                                "read_iops": node.disk_read_iops, "write_iops": node.disk_write_iops},
                 "interface": {"name": self._veth(node), "peer_side": True}}))
         return points
 
