@@ -18,6 +18,7 @@ from sbclab import workloads
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.experiments import model, runner
+from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.workloads.base import RunContext
 
@@ -45,13 +46,15 @@ CASES = [(w, e) for w in workloads.WORKLOADS for e in ("hadoop", "spark")]
 @pytest.mark.parametrize("name, engine", CASES, ids=[f"{w}-{e}" for w, e in CASES])
 def test_every_workload_on_both_engines_is_validated(cluster, store, name, engine):
     workload = workloads.get(name)
-    ctx = RunContext(cluster=cluster, store=store)
+    ctx = RunContext(cluster=cluster, store=store, monitor=QUICK_SAMPLING)
     run = workload.run(ctx, engine, workload.parameters(SIZE, TINY.get(name)))
     failed = [c for c in run.validity.checks if not c.passed]
     assert run.exit_status == 0, f"{name}/{engine} failed; logs: {run.logs}"
     assert run.valid, f"{name}/{engine} invalid: {failed}"
     assert len(run.validity.checks) >= 2 or name == "pi"
     assert run.counters, "engine counters are stored with the run"
+    assert set(run.measurements.nodes) == {"host"}, "one host-wide sampler on the processes backend"
+    assert run.measurements.nodes["host"].scope == "host" and not run.measurements.power
     if engine == "spark":
         assert run.counters["tasks"]["tasks"] > 0 and "task_metrics" in run.counters
     else:
@@ -70,7 +73,10 @@ EXPERIMENT = {
     "workloads": ["pi"], "workers": [2], "sizes": ["4MB"], "presets": ["paper"], "repetitions": 2,
     "parameters": {"pi": {"maps": 2, "samples_per_map": 1000}},
     "between_runs": {"idle_timeout_s": 5},
+    # Measured as every run is, with a short baseline and margins: test_monitoring checks the figures.
+    "monitor": {"idle_baseline_s": 2, "margin_s": 0.5},
 }
+QUICK_SAMPLING = MonitorSettings(margin_s=0.5)
 
 
 def _bench(path, results) -> list[str]:
@@ -139,7 +145,7 @@ def test_an_impossible_cell_is_refused_before_anything_starts(tmp_path, change, 
 def test_the_concurrent_mix_stores_both_modes_with_every_job_validated(cluster, store):
     from sbclab.experiments import concurrent
     conc = model.Concurrent(engine="spark", workloads=["wordcount", "pi"], size="4MB")
-    ctx = RunContext(cluster=cluster, store=store)
+    ctx = RunContext(cluster=cluster, store=store, monitor=QUICK_SAMPLING)
     runs = concurrent.run(ctx, conc, say=lambda message: None)
     assert [r.workload for r in runs] == ["mix-sequential", "mix-concurrent"]
     for run in runs:
