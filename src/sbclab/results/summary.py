@@ -41,7 +41,9 @@ def _health(run: RunRecord) -> str:
 def table(runs: list[RunRecord], title: str = "Runs") -> Table:
     out = Table(title=title, title_justify="left")
     numeric = ("wall time (s)", "energy (J)")
-    for column in ("run", "engine", "workload", "size", "cluster", "backend", "wall time (s)", "result", "validity",
+    # Run ids are what users copy into 'results show': never cut them.
+    out.add_column("run", no_wrap=True, min_width=max((len(r.run_id) for r in runs), default=3))
+    for column in ("engine", "workload", "size", "cluster", "backend", "wall time (s)", "result", "validity",
                    "energy (J)", "intermediate device / engine", "health"):
         out.add_column(column, justify="right" if column in numeric else "left")
     for run in runs:
