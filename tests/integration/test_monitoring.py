@@ -96,6 +96,7 @@ def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, stor
         assert node.cpu_cores_used_max <= 1.1 * node.cpu_capacity_cores
         assert node.cpu_cores_used_max >= 0.8 * node.cpu_capacity_cores, "TeraGen keeps a worker busy"
         assert node.cpu_busy_pct_max >= 80
+        assert node.load_max < 200, "no delay counted that no thread could have had"
 
     names = [p["name"] for p in m.phases]
     assert any(n.endswith("map phase") for n in names) and "hadoop teragen" in names

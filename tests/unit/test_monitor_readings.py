@@ -96,3 +96,12 @@ def test_taskstats_struct_offsets():
     struct.pack_into("Q", raw, 64, 333)
     assert taskstats.parse_stats(bytes(raw)) == {"cpu_delay_ns": 111, "blkio_delay_ns": 222, "swapin_delay_ns": 0,
                                                  "cpu_run_real_ns": 333}
+
+
+def test_a_delay_equal_to_the_kernel_clock_is_not_counted():
+    from sbclab.monitor.sampler import plausible_delay
+    second = 10**9
+    clock = 10_047 * second
+    assert plausible_delay(clock + 3 * second, threads=80, interval_ns=second, clock_ns=clock) == 3 * second
+    assert plausible_delay(5 * second, threads=2, interval_ns=second, clock_ns=clock) == 2 * second
+    assert plausible_delay(-4, threads=2, interval_ns=second, clock_ns=clock) == 0

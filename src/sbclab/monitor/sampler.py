@@ -35,31 +35,70 @@ def _read(path: str) -> str:
         return f.read()
 
 
+def _threads_and_age(pid: int) -> tuple[int, float] | None:
+    """A process's thread count and seconds since it started (/proc/PID/stat fields 20 and 22)."""
+    try:
+        fields = _read(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
+        uptime = float(_read("/proc/uptime").split()[0])
+        return int(fields[17]), uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def plausible_delay(delta_ns: int, threads: int, interval_ns: int, clock_ns: int) -> int:
+    """A delay increment no process can have had, trimmed to one it can.
+
+    Seen on this kernel: a wait whose start was never recorded ends with a delay equal to the
+    scheduler clock itself (the time since boot). Such whole multiples are removed; what is left
+    is capped at every thread waiting for the whole interval."""
+    if clock_ns > 0 and delta_ns > clock_ns // 2:
+        delta_ns -= round(delta_ns / clock_ns) * clock_ns
+    return max(0, min(delta_ns, threads * interval_ns))
+
+
 class NodeGroupDelays:
     """Delay counters summed over a cgroup's processes, kept cumulative across processes that come
-    and go: a process first seen after the start adds all it has (it started inside the group)."""
+    and go. A process adds what it accumulated since it was last read; one seen for the first time
+    adds all it has only if it started since the last reading (it started inside the group), and a
+    process that could not be read once keeps its last values rather than counting again from zero."""
 
     def __init__(self, procs_file: str):
         self.procs_file = procs_file
         self.stats = taskstats.Taskstats()
         self.last: dict[int, dict[str, int]] = {}
         self.total = {name: 0 for name in taskstats._FIELDS}
-        self.first = True
+        self.discarded = 0  # delay the kernel reported that no process could have had (see plausible_delay)
+        self.read_at: int | None = None
 
     def read(self) -> dict[str, int]:
-        now = {}
-        for pid in (int(p) for p in _read(self.procs_file).split()):
+        now_ns = time.monotonic_ns()
+        since_ns = now_ns - self.read_at if self.read_at is not None else 0
+        members = [int(p) for p in _read(self.procs_file).split()]
+        current = {}
+        for pid in members:
             got = self.stats.thread_group(pid)
-            if got is not None:
-                now[pid] = got
-        if not self.first:
-            for pid, values in now.items():
-                before = self.last.get(pid)
-                for name, value in values.items():
-                    self.total[name] += value - (before[name] if before else 0)
-        self.first = False
-        self.last = now
-        return dict(self.total, processes=len(now))
+            before = self.last.get(pid)
+            if got is None:
+                if before is not None:
+                    current[pid] = before
+                continue
+            shape = _threads_and_age(pid)
+            threads = shape[0] if shape else 1
+            if before is None:
+                new = self.read_at is not None and shape is not None and shape[1] * 1e9 <= since_ns + 5e8
+                before = {name: 0 for name in got} if new else got
+                span = int(shape[1] * 1e9) if new else 0
+            else:
+                span = since_ns
+            for name, value in got.items():
+                delta = value - before[name]
+                kept = plausible_delay(delta, threads, span + 10**8, now_ns)
+                self.total[name] += kept
+                self.discarded += max(0, delta - kept)
+            current[pid] = got
+        self.last = current
+        self.read_at = now_ns
+        return dict(self.total, processes=len(current), implausible_ns=self.discarded)
 
 
 class Sampler:
