@@ -90,11 +90,15 @@ def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, stor
         from_series = integral(columns[w]["columns"], "disk_write_bps", m.window["start"] - 1, m.window["end"] + 5)
         assert from_series == pytest.approx(m.nodes[w].disk_write_bytes, rel=0.02, abs=2**20)
 
-    # CPU shares are of each node's quota: a busy worker uses all of it and never more.
+    # CPU shares are of each node's quota: a busy worker uses all of it and never more. The quota
+    # holds per 100 ms period, so it is checked over two seconds, not one half-second sample.
     for w in workers:
         node = m.nodes[w]
-        assert node.cpu_cores_used_max <= 1.1 * node.cpu_capacity_cores
-        assert node.cpu_cores_used_max >= 0.8 * node.cpu_capacity_cores, "TeraGen keeps a worker busy"
+        used, dts = columns[w]["columns"]["cpu_cores_used"], columns[w]["columns"]["dt"]
+        windows = [sum(u * d for u, d in zip(used[i:i + 4], dts[i:i + 4])) / sum(dts[i:i + 4])
+                   for i in range(len(used) - 3) if None not in used[i:i + 4]]
+        assert max(windows) <= 1.05 * node.cpu_capacity_cores, max(windows)
+        assert max(windows) >= 0.8 * node.cpu_capacity_cores, "TeraGen keeps a worker busy"
         assert node.cpu_busy_pct_max >= 80
         assert node.load_max < 200, "no delay counted that no thread could have had"
 

@@ -67,7 +67,9 @@ def _cpu_node(a: dict, b: dict, dt: float, target: dict) -> dict:
     if used is None:
         return {}
     capacity = dt * 1e9 * float(target.get("cpu_capacity") or 1)
-    busy = used / capacity
+    # The quota is enforced per 100 ms period, which sample intervals do not line up with, so one
+    # interval can hold a little more than its share; shares are capped, cores used are not.
+    busy = min(1.0, used / capacity)
     user, system = _delta(a, b, "cgroup_cpu", "user_ns"), _delta(a, b, "cgroup_cpu", "system_ns")
     user_part = user / (user + system) if user is not None and system and user + system > 0 else 1.0
     blkio = _delta(a, b, "delays", "blkio_delay_ns")
