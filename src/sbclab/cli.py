@@ -148,12 +148,19 @@ def cluster_status(name, as_json):
 @cluster.command("down")
 @click.option("--name", default="lab", show_default=True)
 @click.option("--force", is_flag=True, help="Also remove what a crashed or interrupted 'up' left behind.")
-def cluster_down(name, force):
+@click.option("--abandoned", is_flag=True,
+              help="Instead of NAME, remove every cluster a killed sbclab left behind (no process of it runs).")
+def cluster_down(name, force, abandoned):
     """Stop every daemon and remove the nodes: namespaces, links, cgroups, mounts, loop devices, files."""
-    leftovers = lifecycle.down(name, force=force)
-    if leftovers:
-        raise SbclabError(f"Could not remove: {', '.join(leftovers)}.", "Run 'sbclab cluster down --force' again, as root.")
-    _say(f"cluster '{name}' removed.")
+    names = lifecycle.abandoned() if abandoned else [name]
+    if abandoned and not names:
+        _say("no abandoned cluster on this host.")
+    for each in names:
+        leftovers = lifecycle.down(each, force=force or abandoned)
+        if leftovers:
+            raise SbclabError(f"Could not remove: {', '.join(leftovers)}.",
+                              f"Run 'sbclab cluster down --force --name {each}' again, as root.")
+        _say(f"cluster '{each}' removed.")
 
 
 def _print_status(report: dict) -> None:

@@ -54,7 +54,7 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
         yield cluster
         return
     progress(f"bringing up '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} ({spec.backend})")
-    cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress)
+    cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress, temporary=True)
     try:
         with lifecycle.interrupts_as_exceptions():
             yield cluster

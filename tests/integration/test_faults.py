@@ -60,3 +60,29 @@ def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
     assert up.returncode == 130, output
     assert "interrupted" in output
     assert lifecycle.leftovers_on_host() == NOTHING
+
+
+def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clean_host):
+    remove_if_left("ikill")
+    up = subprocess.Popen([sys.executable, "-c", "from sbclab.cli import main; main()", "cluster", "up", "--name", "ikill",
+                           "--disk-size", "2GiB"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        state_file = lifecycle.paths.cluster_dir("ikill") / "state.json"
+        while not (state_file.exists() and '"kind": "process"' in state_file.read_text()):
+            assert time.monotonic() < deadline and up.poll() is None, "cluster up never started a daemon"
+            time.sleep(0.2)
+        assert "ikill" not in lifecycle.abandoned(), "its maker is still at work"
+        up.kill()  # no cleanup can run: what a CI time limit or the OOM killer does
+        up.wait(timeout=30)
+        assert "ikill" in lifecycle.abandoned()
+        done = subprocess.run([sys.executable, "-c", "from sbclab.cli import main; main()", "cluster", "down", "--abandoned"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "cluster 'ikill' removed" in done.stderr + done.stdout
+    finally:
+        if up.poll() is None:
+            up.kill()
+        remove_if_left("ikill")
+    assert lifecycle.leftovers_on_host() == NOTHING

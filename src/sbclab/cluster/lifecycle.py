@@ -49,12 +49,16 @@ class Cluster:
         return self.state.extra.get("configuration", {})
 
 
-def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None) -> Cluster:
-    """Bring a cluster up and wait until it serves; on any failure or interrupt, remove all of it."""
+def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None, temporary: bool = False) -> Cluster:
+    """Bring a cluster up and wait until it serves; on any failure or interrupt, remove all of it.
+
+    A temporary cluster lives only as long as the sbclab that made it (a suite's own cluster).
+    """
     dist = distribution.installed()
     java_home()  # a missing Java is refused before anything is created
     with interrupts_as_exceptions():
         state = ClusterState.create(spec)
+        state.extra["temporary"] = temporary
         backend = for_state(state)
         stack = Stack(backend, dist)
         try:
@@ -80,6 +84,7 @@ def nodes_only(spec: ClusterSpec):
     """The cluster's nodes without Hadoop or Spark (for micro-benchmarks); removed on exit, whatever happens."""
     with interrupts_as_exceptions():
         state = ClusterState.create(spec)
+        state.extra["temporary"] = True
         backend = for_state(state)
         try:
             backend.create_nodes()
@@ -114,6 +119,27 @@ def down(name: str, force: bool = False) -> list[str]:
         leftovers = for_state(state).destroy()
         _forget(state, leftovers)
     return leftovers
+
+
+def abandoned() -> list[str]:
+    """Clusters nobody uses: the sbclab that made them has gone, and they were its own (a suite's, or
+    one that never finished coming up) or none of their processes runs.
+
+    What a killed `sbclab run` leaves behind; a cluster brought up by `sbclab cluster up` keeps its
+    daemons running and is not counted, even though the command that made it has exited.
+    """
+    names = []
+    for name in ClusterState.names():
+        try:
+            state = ClusterState.load(name)
+        except SbclabError:
+            continue
+        owner = state.extra.get("owner")
+        if owner and reaper.recorded([owner]):
+            continue
+        if state.extra.get("temporary") or state.phase != "up" or not for_state(state).live_processes():
+            names.append(name)
+    return names
 
 
 def _forget(state: ClusterState, leftovers: list[str]) -> None:

@@ -10,6 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from .. import atomic, paths
 from ..errors import SbclabError
 from .spec import ClusterSpec
@@ -37,7 +39,9 @@ class ClusterState:
             raise SbclabError(
                 f"A cluster named '{spec.name}' is already up or was not torn down.",
                 f"Run 'sbclab cluster status --name {spec.name}', or 'sbclab cluster down --force --name {spec.name}' to remove it.")
-        state = cls(path, spec)
+        # Who made it, so a cluster whose maker was killed mid-way can be told from one in use.
+        me = psutil.Process()
+        state = cls(path, spec, extra={"owner": {"pid": me.pid, "create_time": me.create_time()}})
         state.save()
         return state
 

@@ -172,6 +172,10 @@ class Backend(ABC):
             orphans.append(entry.get("label", "command"))
         return orphans
 
+    def live_processes(self) -> list[psutil.Process]:
+        """The cluster's processes still running: recorded ones and any naming its directory."""
+        return reaper.recorded(self.state.of_kind("process")) + reaper.mentioning(str(self.state.root) + os.sep)
+
     def stop_processes(self) -> list[psutil.Process]:
         """Stop recorded processes, then anything still naming the cluster's directory."""
         survivors = reaper.stop(reaper.recorded(self.state.of_kind("process")))

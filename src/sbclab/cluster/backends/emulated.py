@@ -247,6 +247,10 @@ class EmulatedBackend(Backend):
             files += cgroups.NodeCgroup(self.spec.name, node.name).procs_files()
         return files
 
+    def live_processes(self) -> list[psutil.Process]:
+        in_groups = [proc for procs in self.cgroup_procs_files() for proc in reaper.in_cgroup(procs)]
+        return super().live_processes() + in_groups
+
     # --- removal ------------------------------------------------------------------------
 
     def destroy(self) -> list[str]:
