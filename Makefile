@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Maven's and sbclab's caches; both survive `make clean` so a second run is offline.
 export SBCLAB_HOME ?= $(HOME)/.sbclab
 
-SIZE ?= 256MB
+SIZE ?= 128MB
 RESULTS ?= results
 
 .PHONY: setup system-deps python-deps stack demo test unit-test bench clean
@@ -26,6 +26,7 @@ stack: python-deps
 
 demo: setup
 	$(BIN)/sbclab run --workers 2 --profile rpi5b --storage nvme --size $(SIZE) --results $(RESULTS)
+	$(BIN)/sbclab report $(RESULTS)
 
 test: setup
 	$(BIN)/pytest -v --timeout=1800 tests/unit tests/integration

@@ -328,6 +328,110 @@ def results_show(results_dir, run_id):
         console.print(f"[yellow]{caption}[/yellow]")
 
 
+def _costs(kwh_price, currency, switch_usd, psu_usd):
+    from .analysis.derived import Costs
+    given = {k: v for k, v in (("kwh_price", kwh_price), ("currency", currency), ("switch_usd", switch_usd),
+                               ("psu_usd", psu_usd)) if v is not None}
+    return Costs(**given)
+
+
+def cost_options(f):
+    for option in reversed([
+        click.option("--kwh-price", type=click.FloatRange(0), help="Price of one kWh for the yearly energy cost (default 0.25, Baun's Eq. 1)."),
+        click.option("--currency", help="Currency of --kwh-price (default EUR)."),
+        click.option("--switch-usd", type=click.FloatRange(0), help="Price of the cluster's switch in USD (default 20)."),
+        click.option("--psu-usd", type=click.FloatRange(0), help="Price of one power supply in USD (default 12)."),
+    ]):
+        f = option(f)
+    return f
+
+
+@main_group.command("report")
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write report.html, report.json, summary.md and tables/*.csv (default RESULTS_DIR/report).")
+@cost_options
+def report_command(results_dir, out, kwh_price, currency, switch_usd, psu_usd):
+    """The report of every run in RESULTS_DIR: statistics, verdicts, plots, the seeds side by side."""
+    from .report import build, html
+    report = build.build(results_dir, _costs(kwh_price, currency, switch_usd, psu_usd))
+    written = html.write(report, out or Path(results_dir) / "report")
+    for warning in report.warnings[:5]:
+        _say(f"[yellow]{warning}[/yellow]")
+    if len(report.warnings) > 5:
+        _say(f"... and {len(report.warnings) - 5} more warnings in the report")
+    for kind, path in written.items():
+        console.print(f"{kind:12} {path}")
+
+
+@main_group.command("compare")
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
+def compare_command(results_dir):
+    """Each cell of RESULTS_DIR beside the seeds' published cell with the same workload, engine, size,
+    workers, board and medium; cells without one get the nearest published cells, said to be nearest."""
+    from .analysis import reference
+    from .report import build
+    report = build.build(results_dir)
+    table = Table(title="Your cells next to the published results (ratio = yours / published; above 1: slower)",
+                  title_justify="left")
+    for column in ("cell", "yours (s)", "published", "source", "ratio", "match"):
+        table.add_column(column)
+    for f in report.figures:
+        k = f.cell.key
+        ours = f.wall_time.mean if f.wall_time else None
+        label = k.label() + (" [emulated]" if f.cell.emulated else "")
+        exact = reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage)
+        found = exact or reference.nearest(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage)
+        if not found:
+            table.add_row(label, _fmt(ours), "—", "no published result for this workload and engine", "", "")
+        for p in found:
+            where = ", ".join(f"{d} {p.dimensions[d]}" for d in ("size", "workers", "board", "storage") if d in p.dimensions)
+            table.add_row(label, _fmt(ours), f"{p.printed} {p.unit}", f"{p.source} ({where})",
+                          _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"),
+                          "same cell" if exact else "nearest, not the same")
+    console.print(table)
+    if report.emulated:
+        console.print("[yellow]Your results are emulated: the ratios compare the emulation with real boards.[/yellow]")
+
+
+def _fmt(value, fmt="{:.1f}"):
+    return "—" if value is None else fmt.format(value)
+
+
+@main_group.command("query")
+@click.argument("sql")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True, help="The results directory to query.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def query_command(sql, results_dir, fmt):
+    """SQL (DuckDB) over the stored runs: tables runs, nodes and published.
+
+    \b
+    Examples:
+      sbclab query "SELECT workload, engine, count(*) AS n, avg(wall_time_s) FROM runs GROUP BY ALL"
+      sbclab query "SELECT run_id, node, cpu_busy_pct_mean FROM nodes WHERE node <> 'master'"
+      sbclab query "SELECT * FROM published WHERE workload = 'terasort' AND workers = 4"
+      sbclab query "DESCRIBE runs"
+    """
+    import csv as csv_module
+    from .report.build import load_runs
+    from .results import query
+    columns, rows = query.run_sql(load_runs(results_dir), sql)
+    if fmt == "json":
+        click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=1, default=str))
+    elif fmt == "csv":
+        writer = csv_module.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        table = Table()
+        for column in columns:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*("" if v is None else str(v) for v in row))
+        console.print(table)
+
+
 @main_group.group()
 def stack():
     """The Hadoop and Spark distributions sbclab deploys."""

@@ -1,0 +1,139 @@
+"""Runs grouped into cells: the same workload, engine, size, cluster shape and configuration, repeated.
+
+Only runs fit for headline figures (valid, not flagged) enter a cell's statistics; the others are
+kept beside it with the reason, so a report can list them and nothing silently disappears. Runs from
+different clusters (another host, backend or emulation scale) never share a cell: their times are
+not comparable, and a table that holds several says so.
+"""
+
+import json
+from dataclasses import dataclass, field
+
+from ..results.schema import RunRecord
+from .stats import Estimate, estimate, spread_warning
+
+# Parameters that say where data lives or how it was prepared, not what was measured.
+_NOT_DEFINING = {"output", "input", "reuse_input", "rows", "seed"}
+
+
+def status(run: RunRecord) -> str:
+    """headline | flagged | invalid | failed | unchecked: why a run does or does not count."""
+    if run.exit_status != 0:
+        return "failed"
+    if run.validity.valid is False:
+        return "invalid"
+    if run.validity.valid is None:
+        return "unchecked"
+    if run.flagged:
+        return "flagged"
+    return "headline"
+
+
+def exclusion_reason(run: RunRecord) -> str:
+    kind = status(run)
+    if kind == "failed":
+        return f"exit status {run.exit_status}"
+    if kind == "invalid":
+        failed = [c for c in run.validity.checks if not c.passed]
+        return "validation failed: " + "; ".join(f"{c.name} ({c.detail})" for c in failed[:3])
+    if kind == "unchecked":
+        return "output not validated"
+    if kind == "flagged":
+        return "health flag: " + "; ".join(f"{f.node} {f.kind} at {f.at:.0f} s: {f.detail}" for f in run.measurements.flags[:3])
+    return ""
+
+
+def cluster_identity(run: RunRecord) -> str:
+    """What makes two runs' times comparable: the machine(s), the backend and the emulation scale."""
+    if run.cluster.backend == "emulated":
+        return f"emulated on {run.host.get('hostname', '?')} at scale {run.scale.factor:.3g}"
+    if run.cluster.backend == "processes":
+        return f"processes on {run.host.get('hostname', '?')} (unshaped)"
+    return f"{run.cluster.backend} cluster {run.cluster.name}"
+
+
+def size_of(run: RunRecord) -> int | None:
+    size = run.parameters.get("size_bytes")
+    return int(size) if size else None
+
+
+@dataclass(frozen=True, order=True)
+class CellKey:
+    workload: str
+    engine: str
+    size_bytes: int
+    workers: int
+    board: str
+    storage: str
+    preset: str
+    cluster: str
+    parameters: str = ""
+
+    @classmethod
+    def of(cls, run: RunRecord) -> "CellKey":
+        extra = {k: v for k, v in sorted(run.parameters.items()) if k not in _NOT_DEFINING and k != "size_bytes"}
+        if run.workload != "pi":
+            extra.pop("maps", None)  # derived from the input size for data workloads
+        return cls(run.workload, run.engine, size_of(run) or 0, run.cluster.workers, run.cluster.board,
+                   run.cluster.storage, run.cluster.preset, cluster_identity(run),
+                   json.dumps(extra, sort_keys=True) if extra else "")
+
+    def label(self) -> str:
+        from ..units import format_size
+        size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
+        return f"{self.workload}/{self.engine}{size} {self.workers}w {self.board}/{self.storage} {self.preset}"
+
+    def but(self, **changes) -> "CellKey":
+        return CellKey(**{**self.__dict__, **changes})
+
+
+@dataclass
+class Cell:
+    key: CellKey
+    runs: list[RunRecord] = field(default_factory=list)       # counted
+    excluded: list[RunRecord] = field(default_factory=list)   # kept for the record, with a reason
+
+    @property
+    def wall_time(self) -> Estimate | None:
+        return estimate([r.wall_time_s for r in self.runs]) if self.runs else None
+
+    @property
+    def emulated(self) -> bool:
+        return any(r.cluster.emulated for r in self.runs + self.excluded)
+
+    @property
+    def scale_factor(self) -> float | None:
+        runs = self.runs + self.excluded
+        return runs[0].scale.factor if runs and runs[0].cluster.emulated else None
+
+    def values(self, pick) -> list[float]:
+        """A per-run figure over the counted runs that have it."""
+        out = []
+        for run in self.runs:
+            value = pick(run)
+            if value is not None:
+                out.append(float(value))
+        return out
+
+    def warnings(self) -> list[str]:
+        found = []
+        e = self.wall_time
+        if e is None:
+            found.append(f"{self.key.label()}: no valid run to count ({len(self.excluded)} excluded)")
+        else:
+            advice = spread_warning(e)
+            if advice:
+                found.append(f"{self.key.label()}: {advice}")
+        return found
+
+
+def group(runs: list[RunRecord]) -> list[Cell]:
+    cells: dict[CellKey, Cell] = {}
+    for run in runs:
+        cell = cells.setdefault(CellKey.of(run), Cell(CellKey.of(run)))
+        (cell.runs if status(run) == "headline" else cell.excluded).append(run)
+    return [cells[k] for k in sorted(cells)]
+
+
+def clusters_in(runs: list[RunRecord]) -> list[str]:
+    return sorted({cluster_identity(r) for r in runs})

@@ -1,0 +1,117 @@
+"""The seeds' published results as data, and the matching of a user's cells to them.
+
+Each file in data/ holds one seed's main-text tables, one printed number per row, with the seed,
+table and the literal text it was read from (`printed`), so every reference value in a report can
+be traced to a page. Values stay in the table's own unit; wall times are converted to seconds only
+when they are compared.
+"""
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from ...units import parse_size
+
+DIMENSIONS = ("workload", "engine", "size", "workers", "board", "storage")
+_SECONDS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class Published:
+    """One number of one seed's table."""
+
+    seed: str
+    citation: str
+    table: str
+    title: str
+    metric: str
+    unit: str
+    value: float | None
+    printed: str
+    dimensions: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
+
+    @property
+    def size_bytes(self) -> int | None:
+        size = self.dimensions.get("size")
+        return parse_size(size) if size else None
+
+    @property
+    def seconds(self) -> float | None:
+        """A wall time in seconds, whatever unit its table printed."""
+        if self.metric != "wall_time" or self.value is None or self.unit not in _SECONDS:
+            return None
+        return self.value * _SECONDS[self.unit]
+
+    @property
+    def source(self) -> str:
+        return f"{self.seed} {self.table}"
+
+
+@lru_cache(maxsize=1)
+def seeds() -> dict[str, dict]:
+    """The raw data files, by seed id."""
+    found = {}
+    for entry in sorted(resources.files(__package__).joinpath("data").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".yaml"):
+            raw = yaml.safe_load(entry.read_text())
+            found[raw["seed"]] = raw
+    return found
+
+
+@lru_cache(maxsize=1)
+def published() -> tuple[Published, ...]:
+    rows = []
+    for seed, raw in seeds().items():
+        for table in raw["tables"]:
+            for row in table["rows"]:
+                row = dict(row)
+                value = row.pop("value")
+                printed = str(row.pop("printed"))
+                metric = row.pop("metric", table.get("metric"))
+                unit = row.pop("unit", table.get("unit", ""))
+                notes = row.pop("notes", "")
+                for extra in ("sd", "sd_printed"):
+                    row.pop(extra, None)
+                rows.append(Published(seed, raw["citation"], table["table"], table.get("title", ""), metric, unit,
+                                      None if value is None else float(value), printed, row, notes))
+    return tuple(rows)
+
+
+def wall_times() -> list[Published]:
+    return [p for p in published() if p.seconds is not None]
+
+
+def matches(workload: str, engine: str, size_bytes: int | None, workers: int, board: str, storage: str) -> list[Published]:
+    """Published wall times of the same workload, engine, size and worker count, on the same board
+    and medium where the table names them (a table that does not name one matches any)."""
+    found = []
+    for p in wall_times():
+        d = p.dimensions
+        if d.get("workload") != workload or d.get("engine") != engine or d.get("workers") != workers:
+            continue
+        if workload != "pi" and p.size_bytes != size_bytes:
+            continue
+        if d.get("board") not in (None, board) or d.get("storage") not in (None, storage):
+            continue
+        found.append(p)
+    return found
+
+
+def nearest(workload: str, engine: str, size_bytes: int | None, workers: int, board: str, storage: str,
+            limit: int = 3) -> list[Published]:
+    """Published wall times of the same workload and engine closest to a cell that has no exact match:
+    same board first, then the nearest size (by ratio), the same medium, the nearest worker count."""
+    import math
+
+    def distance(p: Published):
+        d = p.dimensions
+        size_gap = abs(math.log(p.size_bytes / size_bytes)) if p.size_bytes and size_bytes else 0.0
+        # A table that does not name the board or medium says less about this cell than one that names it.
+        return (d.get("board") != board, round(size_gap, 3), d.get("storage") != storage,
+                abs((d.get("workers") or 0) - workers))
+    same = [p for p in wall_times() if p.dimensions.get("workload") == workload and p.dimensions.get("engine") == engine]
+    return sorted(same, key=distance)[:limit]

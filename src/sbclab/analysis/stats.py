@@ -1,0 +1,122 @@
+"""Per-cell statistics: mean, spread, median and the 95 % Student-t confidence interval.
+
+The seeds repeat every run five times and report means; the confidence interval is what tells a
+reader whether two means differ. Ratios of means (speedup, storage gain, engine ratio) carry the
+intervals of both means, propagated to first order on the relative scale:
+    rel_hw(a / b) = sqrt(rel_hw(a)^2 + rel_hw(b)^2)
+(the usual delta-method approximation for independent samples; exact enough while each relative
+half-width is small, and said to be an approximation in the report's appendix).
+"""
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from scipy import stats as scipy_stats
+
+CONFIDENCE = 0.95
+SPREAD_WARNING = 0.10  # relative standard deviation at which a cell is called noisy
+MIN_REPETITIONS = 3
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean with its sample statistics; the interval is absent when n < 2."""
+
+    n: int
+    mean: float
+    sd: float | None
+    median: float
+    ci_low: float | None
+    ci_high: float | None
+
+    @property
+    def half_width(self) -> float | None:
+        return None if self.ci_high is None else (self.ci_high - self.ci_low) / 2
+
+    @property
+    def rel_spread(self) -> float | None:
+        """Coefficient of variation, sd / mean."""
+        if self.sd is None or not self.mean:
+            return None
+        return self.sd / abs(self.mean)
+
+    @property
+    def rel_half_width(self) -> float | None:
+        hw = self.half_width
+        return None if hw is None or not self.mean else hw / abs(self.mean)
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "mean": self.mean, "sd": self.sd, "median": self.median,
+                "ci_low": self.ci_low, "ci_high": self.ci_high, "rel_spread": self.rel_spread}
+
+
+def t_quantile(n: int, confidence: float = CONFIDENCE) -> float:
+    """The two-sided Student-t critical value for a mean of n values."""
+    return float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))
+
+
+def estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
+    """Mean ± t(n-1) · sd / sqrt(n)."""
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("no values to summarise")
+    n = len(values)
+    mean = statistics.fmean(values)
+    median = statistics.median(values)
+    if n < 2:
+        return Estimate(n, mean, None, median, None, None)
+    sd = statistics.stdev(values)
+    hw = t_quantile(n, confidence) * sd / math.sqrt(n)
+    return Estimate(n, mean, sd, median, mean - hw, mean + hw)
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A figure computed from estimates, with its propagated interval when the inputs have one."""
+
+    value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    @property
+    def half_width(self) -> float | None:
+        return None if self.ci_high is None else (self.ci_high - self.ci_low) / 2
+
+    def scaled(self, factor: float) -> "Derived":
+        lo, hi = ((self.ci_low * factor, self.ci_high * factor) if self.ci_low is not None else (None, None))
+        return Derived(self.value * factor, *(sorted((lo, hi)) if lo is not None else (None, None)))
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
+
+
+def _rel(e: "Estimate | Derived") -> float | None:
+    if isinstance(e, Estimate):
+        return e.rel_half_width
+    return None if e.half_width is None or not e.value else e.half_width / abs(e.value)
+
+
+def _value(e: "Estimate | Derived") -> float:
+    return e.mean if isinstance(e, Estimate) else e.value
+
+
+def ratio(numerator: "Estimate | Derived", denominator: "Estimate | Derived") -> Derived:
+    """numerator / denominator with the relative half-widths added in quadrature."""
+    value = _value(numerator) / _value(denominator)
+    a, b = _rel(numerator), _rel(denominator)
+    if a is None or b is None:
+        return Derived(value)
+    rel = math.hypot(a, b)
+    return Derived(value, value * (1 - rel), value * (1 + rel))
+
+
+def spread_warning(e: Estimate) -> str | None:
+    """Advice when a cell's mean cannot be trusted as it is."""
+    if e.n < MIN_REPETITIONS:
+        return (f"only {e.n} valid run{'s' if e.n != 1 else ''}: no reliable interval; "
+                f"run at least {MIN_REPETITIONS} repetitions (the seeds ran 5)")
+    if e.rel_spread is not None and e.rel_spread >= SPREAD_WARNING:
+        return (f"spread {e.rel_spread:.0%} of the mean: add repetitions, fstrim SSDs between runs, "
+                "check cooling (throttling) and the power supply (under-voltage)")
+    return None

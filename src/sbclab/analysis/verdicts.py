@@ -1,0 +1,88 @@
+"""A bottleneck verdict per run, in one sentence with its numbers, argued the way the seeds argue:
+"CPU usage reached nearly 100 % while the NVMe SSD was far from its bandwidth → CPU-bound"
+(Lee & Park 2026, PCIe 2.0 vs 3.0).
+
+Each worker's resources are put on one scale, the share of the node's own capacity used over the
+run: CPU against its quota (emulated) or its cores, storage as the share of time the medium was
+busy (its throughput against its limits when emulated), the link as the busier direction's bytes
+per second against the node's link rate. Swap use means memory pressure whatever else was busy.
+The resource with the highest share names the verdict; when none reaches SATURATED the job spent
+its time in start-up, scheduling and waiting, which the small inputs of a quick suite often do.
+"""
+
+from dataclasses import dataclass
+
+from .. import profiles
+from ..errors import SbclabError
+from ..results.schema import RunRecord
+
+SATURATED = 60.0   # % of a resource's capacity, averaged over the run, that makes it the bottleneck
+IOWAIT_STORAGE = 20.0  # % iowait that makes storage the bottleneck even when busy time is unknown
+
+
+@dataclass
+class Verdict:
+    kind: str        # cpu | storage | network | memory | overhead | unknown
+    sentence: str
+    figures: dict[str, float]
+
+    LABELS = {"cpu": "CPU-bound", "storage": "storage-bound", "network": "network-bound",
+              "memory": "memory pressure", "overhead": "no resource saturated", "unknown": "not measured"}
+
+    @property
+    def label(self) -> str:
+        return self.LABELS[self.kind]
+
+
+def _link_mbit(run: RunRecord, node_name: str) -> float | None:
+    for node in run.cluster.nodes:
+        if node.name == node_name:
+            if run.cluster.emulated and node.link_mbit_s:
+                return node.link_mbit_s
+            try:
+                board = profiles.board(node.board)
+                return board.network_mbps or board.nic_mbps
+            except SbclabError:
+                return None
+    return None
+
+
+def verdict(run: RunRecord) -> Verdict:
+    m = run.measurements
+    workers = [w.name for w in run.cluster.nodes if w.role == "worker"]
+    nodes = {n: f for n, f in (m.nodes.items() if m else []) if n in workers and f.scope == "node"}
+    if not nodes:
+        return Verdict("unknown", "No per-node samples were stored for this run, so no bottleneck can be named.", {})
+    duration = max(m.window["end"] - m.window["start"], 1e-9)
+    cpu = max((f.cpu_busy_pct_mean or 0.0) for f in nodes.values())
+    iowait = max((f.cpu_iowait_pct_mean or 0.0) for f in nodes.values())
+    disk = max((f.disk_busy_pct_mean or 0.0) for f in nodes.values())
+    link = 0.0
+    for name, f in nodes.items():
+        rate = _link_mbit(run, name)
+        if rate:
+            busier = max(f.net_rx_bytes or 0, f.net_tx_bytes or 0)
+            link = max(link, 100.0 * busier * 8 / duration / (rate * 1e6))
+    swapped = {n: f.swap_bytes for n, f in nodes.items() if f.swap_bytes}
+    figures = {"cpu_busy_pct": round(cpu, 1), "iowait_pct": round(iowait, 1), "disk_busy_pct": round(disk, 1),
+               "link_pct": round(link, 1)}
+    others = f"CPU {cpu:.0f} % of its capacity, storage {disk:.0f} % busy (iowait {iowait:.0f} %), link {link:.0f} % used"
+    if swapped:
+        node, amount = max(swapped.items(), key=lambda kv: kv[1])
+        figures["swap_bytes"] = amount
+        return Verdict("memory", f"Memory pressure: {node} swapped {amount / 2**20:.0f} MiB during the run "
+                                 f"(busiest worker: {others}); give containers less memory or the nodes more.", figures)
+    shares = {"cpu": cpu, "storage": max(disk, iowait * SATURATED / IOWAIT_STORAGE), "network": link}
+    kind, top = max(shares.items(), key=lambda kv: kv[1])
+    if top < SATURATED:
+        return Verdict("overhead", f"No resource saturated: the busiest worker averaged {others}, so the run's "
+                                   "time went to start-up, scheduling and waiting rather than to one resource.", figures)
+    reasons = {
+        "cpu": f"CPU-bound: workers' CPU averaged {cpu:.0f} % of their capacity while storage was {disk:.0f} % busy "
+               f"(iowait {iowait:.0f} %) and the link {link:.0f} % used.",
+        "storage": f"Storage-bound: the medium was {disk:.0f} % busy with {iowait:.0f} % iowait while the CPU averaged "
+                   f"{cpu:.0f} % and the link {link:.0f} %.",
+        "network": f"Network-bound: the link carried {link:.0f} % of its rate while the CPU averaged {cpu:.0f} % and "
+                   f"storage was {disk:.0f} % busy.",
+    }
+    return Verdict(kind, reasons[kind], figures)

@@ -1,0 +1,115 @@
+"""Everything a report shows, computed once from the results directory: cells, derived figures,
+comparisons, verdicts, the seeds' matching cells and the warnings that go first."""
+
+import json
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..analysis import reference
+from ..analysis.cells import Cell, clusters_in, exclusion_reason, group, status
+from ..analysis.derived import CellFigures, Comparison, Costs, engine_ratios, figures, speedups, storage_gains
+from ..analysis.verdicts import Verdict, verdict
+from ..errors import SbclabError
+from ..results.schema import RunRecord
+from ..results.store import ResultsStore
+
+
+@dataclass
+class ReferenceMatch:
+    figures: CellFigures
+    published: reference.Published
+
+    @property
+    def ratio(self) -> float | None:
+        """Ours over theirs: above 1, this cluster was slower than the seed's."""
+        ours = self.figures.wall_time
+        return ours.mean / self.published.seconds if ours and self.published.seconds else None
+
+    def as_dict(self) -> dict:
+        key = self.figures.cell.key
+        return {"cell": key.label(), "emulated": self.figures.cell.emulated, "scale_factor": self.figures.cell.scale_factor,
+                "ours_s": self.figures.wall_time.mean if self.figures.wall_time else None,
+                "published_s": self.published.seconds, "published_printed": f"{self.published.printed} {self.published.unit}",
+                "source": self.published.source, "citation": self.published.citation, "ratio": self.ratio,
+                "published_notes": self.published.notes}
+
+
+@dataclass
+class Report:
+    results: Path
+    runs: list[RunRecord]
+    cells: list[Cell]
+    figures: list[CellFigures]
+    comparisons: list[Comparison]
+    verdicts: dict[str, Verdict]
+    references: list[ReferenceMatch]
+    clusters: list[str]
+    costs: Costs
+    warnings: list[str] = field(default_factory=list)
+    generated_at: str = ""
+    command: list[str] = field(default_factory=list)
+
+    @property
+    def excluded(self) -> list[tuple[RunRecord, str]]:
+        return [(r, exclusion_reason(r)) for r in self.runs if status(r) != "headline"]
+
+    @property
+    def emulated(self) -> bool:
+        return any(r.cluster.emulated for r in self.runs)
+
+    def series(self, run: RunRecord) -> dict | None:
+        if not (run.measurements and run.measurements.series):
+            return None
+        path = self.results / run.measurements.series
+        try:
+            return json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+
+
+def load_runs(results: Path) -> list[RunRecord]:
+    results = Path(results)
+    if not results.is_dir():
+        raise SbclabError(f"There is no results directory {results}.",
+                          "Give the directory you passed to 'sbclab run --results' or 'sbclab bench --results'.")
+    if not (results / "runs").is_dir():
+        raise SbclabError(f"{results} is not an sbclab results directory (it has no runs/ folder).",
+                          "Give the directory you passed to 'sbclab run --results'; runs are stored in its runs/ folder.")
+    runs = ResultsStore(results).runs()
+    if not runs:
+        raise SbclabError(f"{results} holds no runs yet.", f"Run 'sbclab run --results {results}' first.")
+    return runs
+
+
+def build(results: Path, costs: Costs | None = None) -> Report:
+    runs = load_runs(results)
+    costs = costs or Costs()
+    cells = group(runs)
+    cell_figures = [figures(c, costs) for c in cells]
+    comparisons = speedups(cells) + storage_gains(cells) + engine_ratios(cells)
+    clusters = clusters_in(runs)
+    warnings = []
+    if len(clusters) > 1:
+        warnings.append(f"These results come from {len(clusters)} different clusters ({'; '.join(clusters)}). "
+                        "Their times are not comparable: each table keeps them apart, and speedups, gains and ratios "
+                        "are computed within one cluster only. Report one cluster per results directory to avoid this.")
+    if any(r.cluster.emulated for r in runs):
+        factors = sorted({round(r.scale.factor, 3) for r in runs if r.cluster.emulated})
+        warnings.append("Emulated results: the nodes were namespaces on one host, shaped to the board profiles and "
+                        f"scaled by {', '.join(f'{f:g}' for f in factors)} (CPU, disk and network together). "
+                        "Times are not those of real boards; ratios between cells are what emulation preserves.")
+    for c in cells:
+        warnings += c.warnings()
+    if any(f.power_estimated for f in cell_figures):
+        warnings.append("Power is estimated (the profile's idle-to-load line by CPU utilisation) for some nodes; "
+                        "energy and performance-per-watt figures marked 'estimate' are not meter readings.")
+    references = []
+    for f in cell_figures:
+        k = f.cell.key
+        for p in reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage):
+            references.append(ReferenceMatch(f, p))
+    return Report(Path(results), runs, cells, cell_figures, comparisons, {r.run_id: verdict(r) for r in runs},
+                  references, clusters, costs, warnings,
+                  datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])

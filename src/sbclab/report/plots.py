@@ -1,0 +1,207 @@
+"""The seeds' figures, drawn for the user's data with matplotlib and embedded as PNG data URIs, so the
+HTML report opens anywhere without a network or side files."""
+
+import base64
+import io
+from dataclasses import dataclass
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on servers and in CI
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ..analysis.derived import CellFigures, Comparison  # noqa: E402
+from ..units import format_size  # noqa: E402
+
+
+@dataclass
+class Plot:
+    title: str
+    alt: str
+    data_uri: str
+
+
+def _render(fig, title: str, alt: str) -> Plot:
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return Plot(title, alt, "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode())
+
+
+def _err(estimate):
+    if estimate is None or estimate.half_width is None:
+        return 0.0
+    return estimate.half_width
+
+
+def execution_times(figures: list[CellFigures]) -> list[Plot]:
+    """Execution time with its 95 % CI by worker count, one panel per workload and size, a line per
+    storage medium and engine (the seeds' Figs. of time against nodes)."""
+    panels: dict[tuple, list[CellFigures]] = {}
+    for f in figures:
+        if f.wall_time:
+            panels.setdefault((f.cell.key.workload, f.cell.key.size_bytes, f.cell.key.cluster), []).append(f)
+    plots = []
+    for (workload, size, cluster), members in sorted(panels.items()):
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        lines: dict[tuple, list[CellFigures]] = {}
+        for f in members:
+            lines.setdefault((f.cell.key.engine, f.cell.key.storage, f.cell.key.preset), []).append(f)
+        for (engine, storage, preset), points in sorted(lines.items()):
+            points.sort(key=lambda f: f.cell.key.workers)
+            xs = [f.cell.key.workers for f in points]
+            ax.errorbar(xs, [f.wall_time.mean for f in points], yerr=[_err(f.wall_time) for f in points],
+                        marker="o", capsize=4, label=f"{engine} · {storage} · {preset}")
+        size_text = f" {format_size(size)}" if size else ""
+        ax.set_title(f"{workload}{size_text}: execution time (mean, 95 % CI)", fontsize=10)
+        ax.set_xlabel("workers")
+        ax.set_ylabel("seconds")
+        ax.set_xticks(sorted({f.cell.key.workers for f in members}))
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        plots.append(_render(fig, f"Execution time — {workload}{size_text}",
+                             f"Execution time of {workload}{size_text} by worker count, {cluster}"))
+    return plots
+
+
+def speedup_curves(comparisons: list[Comparison]) -> list[Plot]:
+    """S(n) with the ideal line and E(n), per workload, engine, size and medium."""
+    lines: dict[tuple, list[Comparison]] = {}
+    for c in comparisons:
+        if c.kind == "speedup":
+            k = c.baseline
+            lines.setdefault((k.workload, k.engine, k.size_bytes, k.storage, k.preset, k.workers), []).append(c)
+    if not lines:
+        return []
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    top = 1
+    for (workload, engine, size, storage, preset, base), points in sorted(lines.items()):
+        points.sort(key=lambda c: c.cell.workers)
+        xs = [base] + [c.cell.workers for c in points]
+        top = max(top, max(xs))
+        label = f"{workload}/{engine} {format_size(size) if size else ''} {storage}".strip()
+        left.errorbar(xs, [1.0] + [c.value.value for c in points],
+                      yerr=[0.0] + [c.value.half_width or 0.0 for c in points], marker="o", capsize=3, label=label)
+        right.plot(xs, [1.0] + [c.efficiency.value for c in points], marker="o", label=label)
+    left.plot([1, top], [1, top], "k--", linewidth=1, label="ideal")
+    left.set_title("speedup S(n) = T(1)/T(n)", fontsize=10)
+    right.axhline(1.0, color="k", linestyle="--", linewidth=1)
+    right.set_title("parallel efficiency E(n) = S(n)/n", fontsize=10)
+    for ax in (left, right):
+        ax.set_xlabel("workers")
+        ax.grid(alpha=0.3)
+        ax.set_ylim(bottom=0)
+    left.legend(fontsize=7)
+    return [_render(fig, "Speedup and efficiency", "Speedup and parallel efficiency by worker count with the ideal line")]
+
+
+def intermediate_by_size(figures: list[CellFigures]) -> list[Plot]:
+    """Intermediate data as a multiple of the input, by input size, for both engines (Tables 11-15)."""
+    points = [f for f in figures if f.intermediate_device_ratio or f.intermediate_engine_ratio]
+    if not points:
+        return []
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    series: dict[tuple, list[CellFigures]] = {}
+    for f in points:
+        series.setdefault((f.cell.key.workload, f.cell.key.engine), []).append(f)
+    for (workload, engine), members in sorted(series.items()):
+        members.sort(key=lambda f: f.cell.key.size_bytes)
+        xs = [f.cell.key.size_bytes / 1e6 for f in members]
+        for attr, style, what in (("intermediate_engine_ratio", "-o", "engine"), ("intermediate_device_ratio", ":s", "device")):
+            ys = [getattr(f, attr).mean if getattr(f, attr) else None for f in members]
+            if any(y is not None for y in ys):
+                ax.plot([x for x, y in zip(xs, ys) if y is not None], [y for y in ys if y is not None], style,
+                        label=f"{workload}/{engine} ({what} counters)")
+    ax.set_xscale("log")
+    ax.set_xlabel("input (MB)")
+    ax.set_ylabel("× input")
+    ax.set_title("intermediate data written, as a multiple of the input", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return [_render(fig, "Intermediate data", "Intermediate data as a multiple of the input by input size, both engines")]
+
+
+def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
+    """Energy per run and performance per watt by cell (Lee & Park 2026, Table 21 and its discussion)."""
+    rows = [f for f in figures if f.energy]
+    if not rows:
+        return []
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.5 + 0.35 * len(rows) + 1.5))
+    labels = [f.cell.key.label() for f in rows]
+    left.barh(labels, [f.energy.mean / 1000 for f in rows], xerr=[_err(f.energy) / 1000 for f in rows], capsize=3)
+    left.set_xlabel("energy per run (kJ, cluster)")
+    ppw = [(f.perf_per_watt.mean / 1e6 if f.perf_per_watt else 0.0) for f in rows]
+    right.barh(labels, ppw)
+    right.set_xlabel("performance per watt (MB/s per W)")
+    right.set_yticklabels([])
+    for ax in (left, right):
+        ax.grid(alpha=0.3, axis="x")
+        ax.tick_params(axis="y", labelsize=7)
+    estimated = any(f.power_estimated for f in rows)
+    fig.suptitle("energy and performance per watt" + (" (power estimated from CPU load)" if estimated else ""), fontsize=10)
+    return [_render(fig, "Energy and performance per watt", "Energy per run and performance per watt by cell")]
+
+
+def run_series(series: dict, title: str) -> list[Plot]:
+    """One run's per-node time series with its phases marked: CPU user/iowait, network rx/tx, disk
+    write; then CPU clock and temperature when the nodes report them (the seeds' Figs. 2-9, 15)."""
+    nodes = {n: v for n, v in series.get("nodes", {}).items() if v.get("scope") == "node"} or series.get("nodes", {})
+    if not nodes:
+        return []
+    start = series["window"]["start"]
+    fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
+    for name, node in sorted(nodes.items()):
+        cols = node["columns"]
+        t = [x - start for x in cols["t"]]
+        axes[0].plot(t, cols["cpu_user_pct"], label=f"{name} user")
+        axes[0].plot(t, cols["cpu_iowait_pct"], linestyle=":", label=f"{name} iowait")
+        axes[1].plot(t, [v / 1e6 if v is not None else None for v in cols["net_rx_bps"]], label=f"{name} rx")
+        axes[1].plot(t, [v / 1e6 if v is not None else None for v in cols["net_tx_bps"]], linestyle=":", label=f"{name} tx")
+        axes[2].plot(t, [v / 1e6 if v is not None else None for v in cols["disk_write_bps"]], label=f"{name} write")
+    axes[0].set_ylabel("CPU %")
+    axes[1].set_ylabel("network MB/s")
+    axes[2].set_ylabel("disk write MB/s")
+    axes[2].set_xlabel("seconds since the run started")
+    _mark_phases(axes, series, start)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, ncol=3)
+    fig.suptitle(title, fontsize=10)
+    plots = [_render(fig, f"Time series — {title}", f"CPU, network and disk of each node over {title}")]
+    has_clock = any(any(v is not None for v in n["columns"].get("clock_mhz_mean", [])) for n in nodes.values())
+    has_temp = any(any(v is not None for v in n["columns"].get("temp_max_c", [])) for n in nodes.values())
+    if has_clock or has_temp:
+        fig, ax = plt.subplots(figsize=(8, 3))
+        other = ax.twinx() if has_clock and has_temp else ax
+        for name, node in sorted(nodes.items()):
+            cols = node["columns"]
+            t = [x - start for x in cols["t"]]
+            if has_clock:
+                ax.plot(t, cols["clock_mhz_mean"], label=f"{name} clock")
+            if has_temp:
+                other.plot(t, cols["temp_max_c"], linestyle=":", label=f"{name} °C")
+        ax.set_ylabel("MHz" if has_clock else "°C")
+        if other is not ax:
+            other.set_ylabel("°C")
+        ax.set_xlabel("seconds since the run started")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, loc="lower left")
+        _mark_phases([ax], series, start)
+        plots.append(_render(fig, f"CPU clock and temperature — {title}", f"CPU clock and temperature of each node over {title}"))
+    return plots
+
+
+def _mark_phases(axes, series: dict, start: float) -> None:
+    for phase in series.get("phases", []):
+        if phase.get("source") == "sbclab":
+            continue
+        begin, end = phase["start"] - start, phase["end"] - start
+        for ax in axes:
+            if end - begin > 0.5:
+                ax.axvspan(begin, end, alpha=0.07, color="tab:gray")
+            else:
+                ax.axvline(begin, color="tab:gray", linewidth=0.8, linestyle="--")
+        axes[0].annotate(phase["name"].split(" ", 1)[-1], (begin, 1.0), xycoords=("data", "axes fraction"),
+                         fontsize=6, rotation=90, va="top")

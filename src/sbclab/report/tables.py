@@ -1,0 +1,141 @@
+"""The report's tables as plain rows, written as CSV, JSON and a Markdown summary.
+
+The same rows feed the HTML report, so every number there is one of these, and each row names the
+runs it was computed from.
+"""
+
+import csv
+import json
+from pathlib import Path
+
+from .. import atomic
+from ..analysis.cells import status
+from ..units import format_size
+from .build import Report
+
+
+def _r(value, digits=3):
+    return None if value is None else round(float(value), digits)
+
+
+def cell_rows(report: Report) -> list[dict]:
+    rows = []
+    for f in report.figures:
+        k, t = f.cell.key, f.wall_time
+        rows.append({
+            "cell": k.label(), "workload": k.workload, "engine": k.engine, "size_bytes": k.size_bytes or None,
+            "workers": k.workers, "board": k.board, "storage": k.storage, "preset": k.preset, "cluster": k.cluster,
+            "parameters": k.parameters or None,
+            "n": t.n if t else 0, "mean_s": _r(t.mean) if t else None, "sd_s": _r(t.sd) if t else None,
+            "median_s": _r(t.median) if t else None, "ci95_low_s": _r(t.ci_low) if t else None,
+            "ci95_high_s": _r(t.ci_high) if t else None, "rel_spread": _r(t.rel_spread, 4) if t else None,
+            "throughput_mb_s": _r(f.throughput.mean / 1e6) if f.throughput else None,
+            "avg_power_w": _r(f.avg_power.mean, 2) if f.avg_power else None,
+            "power_estimated": f.power_estimated if f.avg_power else None,
+            "energy_j": _r(f.energy.mean, 1) if f.energy else None,
+            "energy_above_idle_j": _r(f.energy_above_idle.mean, 1) if f.energy_above_idle else None,
+            "energy_per_gb_j": _r(f.energy_per_gb.mean, 1) if f.energy_per_gb else None,
+            "perf_per_watt_mb_s_per_w": _r(f.perf_per_watt.mean / 1e6, 4) if f.perf_per_watt else None,
+            "records_per_joule": _r(f.records_per_joule.mean, 1) if f.records_per_joule else None,
+            "price_usd": _r(f.price.usd, 2) if f.price else None,
+            "perf_per_dollar_kb_s_per_usd": _r(f.perf_per_dollar.mean / 1e3, 3) if f.perf_per_dollar else None,
+            f"energy_cost_per_year_{report.costs.currency.lower()}": _r(f.energy_cost_per_year, 2),
+            "intermediate_device_x": _r(f.intermediate_device_ratio.mean, 3) if f.intermediate_device_ratio else None,
+            "intermediate_engine_x": _r(f.intermediate_engine_ratio.mean, 3) if f.intermediate_engine_ratio else None,
+            "emulated": f.cell.emulated, "scale_factor": f.cell.scale_factor,
+            "runs": " ".join(r.run_id for r in f.cell.runs),
+            "excluded_runs": " ".join(r.run_id for r in f.cell.excluded),
+        })
+    return rows
+
+
+def comparison_rows(report: Report) -> list[dict]:
+    return [{"kind": c.kind, "cell": c.cell.label(), "baseline": c.baseline.label(), "value": _r(c.value.value, 4),
+             "ci95_low": _r(c.value.ci_low, 4), "ci95_high": _r(c.value.ci_high, 4),
+             "efficiency": _r(c.efficiency.value, 4) if c.efficiency else None, "note": c.note}
+            for c in report.comparisons]
+
+
+def run_rows(report: Report) -> list[dict]:
+    rows = []
+    for run in report.runs:
+        m = run.measurements
+        v = report.verdicts[run.run_id]
+        rows.append({
+            "run_id": run.run_id, "workload": run.workload, "engine": run.engine,
+            "size_bytes": run.parameters.get("size_bytes"), "workers": run.cluster.workers,
+            "board": run.cluster.board, "storage": run.cluster.storage, "preset": run.cluster.preset,
+            "status": status(run), "wall_time_s": _r(run.wall_time_s),
+            "energy_j": _r(m.cluster_power.energy_j, 1) if m and m.cluster_power else None,
+            "power_sources": " ".join(f"{n}={s}" for n, s in sorted(m.cluster_power.sources.items())) if m and m.cluster_power else None,
+            "verdict": v.label, "verdict_sentence": v.sentence,
+            "flags": "; ".join(f"{f.node} {f.kind} at {f.at:.0f} s" for f in m.flags) if m else "",
+            "emulated": run.cluster.emulated, "scale_factor": run.scale.factor if run.cluster.emulated else None,
+            "command": " ".join(run.command), "started_at": run.started_at.isoformat(),
+        })
+    return rows
+
+
+def reference_rows(report: Report) -> list[dict]:
+    return [{k: (_r(v, 3) if isinstance(v, float) else v) for k, v in m.as_dict().items()} for m in report.references]
+
+
+TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows}
+
+
+def write_all(report: Report, out: Path) -> dict[str, Path]:
+    """tables/<name>.csv for each table, report.json with all of them, summary.md."""
+    written = {}
+    everything = {"results": str(report.results), "generated_at": report.generated_at, "command": report.command,
+                  "clusters": report.clusters, "warnings": report.warnings, "costs": report.costs.model_dump()}
+    for name, make in TABLES.items():
+        rows = make(report)
+        everything[name] = rows
+        path = out / "tables" / f"{name}.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        columns = list(rows[0]) if rows else ["(no rows)"]
+        with atomic.open_for_write(path, "w") as handle:
+            writer = csv.DictWriter(handle, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+        written[name] = path
+    written["json"] = out / "report.json"
+    atomic.write_text(written["json"], json.dumps(everything, indent=1, default=str) + "\n")
+    written["markdown"] = out / "summary.md"
+    atomic.write_text(written["markdown"], markdown(report))
+    return written
+
+
+def _md_table(rows: list[dict], columns: list[str]) -> str:
+    if not rows:
+        return "_none_\n"
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for row in rows:
+        lines.append("| " + " | ".join("" if row.get(c) is None else str(row[c]) for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def markdown(report: Report) -> str:
+    cells = cell_rows(report)
+    for row in cells:
+        row["time (s), mean ± 95 % CI"] = (f"{row['mean_s']:.1f} ± {(row['ci95_high_s'] - row['mean_s']):.1f}"
+                                          if row["ci95_high_s"] is not None else
+                                          (f"{row['mean_s']:.1f}" if row["mean_s"] is not None else "no valid run"))
+        row["size"] = format_size(row["size_bytes"]) if row["size_bytes"] else ""
+    parts = [f"# sbclab results: {report.results}\n",
+             f"Generated {report.generated_at} by `{' '.join(report.command)}` from {len(report.runs)} stored runs.\n"]
+    if report.warnings:
+        parts.append("## Warnings\n\n" + "\n".join(f"- {w}" for w in report.warnings) + "\n")
+    parts.append("## Cells\n\n" + _md_table(cells, ["workload", "engine", "size", "workers", "board", "storage", "preset",
+                                                     "n", "time (s), mean ± 95 % CI", "throughput_mb_s", "avg_power_w",
+                                                     "energy_j", "perf_per_watt_mb_s_per_w"]))
+    comparisons = comparison_rows(report)
+    if comparisons:
+        parts.append("## Speedup, storage gain, engine ratio\n\n" +
+                     _md_table(comparisons, ["kind", "cell", "baseline", "value", "ci95_low", "ci95_high", "efficiency"]))
+    parts.append("## Bottlenecks\n\n" + "\n".join(f"- `{r['run_id']}`: {r['verdict_sentence']}" for r in run_rows(report)) + "\n")
+    published = reference_rows(report)
+    if published:
+        parts.append("## Next to the published results\n\n" +
+                     _md_table(published, ["cell", "ours_s", "published_printed", "source", "ratio", "emulated"]))
+    return "\n".join(parts)

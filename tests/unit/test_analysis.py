@@ -1,0 +1,121 @@
+"""Statistics, derived figures and verdicts on recorded runs and on hand-made numbers."""
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sbclab.analysis import cells, derived, stats, verdicts
+from sbclab.results.store import load
+
+RESULTS = Path(__file__).parent / "fixtures" / "results"
+TERASORT = "20261122T200706Z-hadoop-terasort-2369"
+
+
+def test_student_t_interval_matches_the_table_value():
+    e = stats.estimate([10.0, 12.0, 11.0, 13.0, 9.0])
+    assert e.n == 5 and e.mean == 11.0 and e.median == 11.0
+    assert e.sd == pytest.approx(math.sqrt(2.5))
+    # t(0.975, 4) = 2.776 (any statistics table)
+    assert e.half_width == pytest.approx(2.776 * math.sqrt(2.5) / math.sqrt(5), rel=1e-3)
+
+
+def test_one_value_has_no_interval_and_is_warned_about():
+    e = stats.estimate([42.0])
+    assert e.sd is None and e.ci_low is None
+    assert "repetitions" in stats.spread_warning(e)
+
+
+def test_a_wide_spread_is_warned_about_with_advice():
+    advice = stats.spread_warning(stats.estimate([100.0, 130.0, 80.0]))
+    assert "spread" in advice and "fstrim" in advice and "power supply" in advice
+    assert stats.spread_warning(stats.estimate([100.0, 101.0, 99.0])) is None
+
+
+def test_ratio_carries_both_intervals():
+    a, b = stats.estimate([100.0, 102.0, 98.0]), stats.estimate([50.0, 51.0, 49.0])
+    r = stats.ratio(a, b)
+    assert r.value == pytest.approx(2.0)
+    expected = math.hypot(a.rel_half_width, b.rel_half_width)
+    assert r.half_width / r.value == pytest.approx(expected)
+
+
+def test_energy_cost_per_year_reproduces_bauns_example():
+    # Baun 2016, after Eq. 1: 26 W around the clock at 0.25 EUR/kWh is about 56.98 EUR a year.
+    assert derived.energy_cost_per_year(26, derived.Costs()) == pytest.approx(56.98, abs=0.01)
+
+
+def _results_with_repetitions(tmp_path: Path, times_by_workers: dict[int, list[float]]) -> list:
+    """Copies of the recorded TeraSort with other worker counts and wall times."""
+    raw = json.loads((RESULTS / "runs" / f"{TERASORT}.json").read_text())
+    runs = []
+    for workers, times in times_by_workers.items():
+        for i, t in enumerate(times):
+            doc = {**raw, "run_id": f"{TERASORT}-{workers}-{i}", "wall_time_s": t,
+                   "cluster": {**raw["cluster"], "workers": workers}}
+            path = tmp_path / f"{doc['run_id']}.json"
+            path.write_text(json.dumps(doc))
+            runs.append(load(path))
+    return runs
+
+
+def test_speedup_and_efficiency_from_cells(tmp_path):
+    runs = _results_with_repetitions(tmp_path, {1: [100.0, 104.0, 96.0], 2: [52.0, 50.0, 54.0], 4: [30.0, 31.0, 29.0]})
+    grouped = cells.group(runs)
+    assert [c.key.workers for c in grouped] == [1, 2, 4]
+    s = {c.cell.workers: c for c in derived.speedups(grouped)}
+    assert s[2].value.value == pytest.approx(100 / 52)
+    assert s[4].efficiency.value == pytest.approx(100 / 30 / 4)
+    assert s[4].value.ci_low < s[4].value.value < s[4].value.ci_high
+
+
+def test_flagged_and_failed_runs_are_kept_apart_with_the_reason(tmp_path):
+    runs = _results_with_repetitions(tmp_path, {2: [50.0, 51.0, 52.0]})
+    runs[1].exit_status = 1
+    runs[2].validity.valid = False
+    cell, = cells.group(runs)
+    assert len(cell.runs) == 1 and len(cell.excluded) == 2
+    assert cells.exclusion_reason(runs[1]) == "exit status 1"
+    assert cells.exclusion_reason(runs[2]).startswith("validation failed")
+
+
+def test_runs_of_different_clusters_never_share_a_cell(tmp_path):
+    runs = _results_with_repetitions(tmp_path, {2: [50.0, 51.0]})
+    runs[1].host = {**runs[1].host, "hostname": "another-host"}
+    assert len(cells.group(runs)) == 2
+    assert len(cells.clusters_in(runs)) == 2
+
+
+def test_figures_of_a_recorded_terasort():
+    run = load(RESULTS / "runs" / f"{TERASORT}.json")
+    f = derived.figures(cells.group([run])[0], derived.Costs())
+    size = run.parameters["size_bytes"]
+    assert f.throughput.mean == pytest.approx(size / run.wall_time_s)
+    power = run.measurements.cluster_power
+    assert f.perf_per_watt.mean == pytest.approx(size / run.wall_time_s / power.avg_w)
+    assert f.records_per_joule.mean == pytest.approx(size / 100 / power.energy_j)
+    assert f.energy_per_gb.mean == pytest.approx(power.energy_j / (size / 1e9))
+    # three rpi5b boards at 80 USD, three NVMe at 60, three supplies at 12, one switch at 20
+    assert f.price.usd == pytest.approx(3 * 80 + 3 * 60 + 3 * 12 + 20)
+    assert f.power_estimated
+
+
+def test_verdicts_name_the_saturated_resource(tmp_path):
+    run = load(RESULTS / "runs" / f"{TERASORT}.json")
+    worker = run.measurements.nodes["worker1"]
+    worker.cpu_busy_pct_mean, worker.disk_busy_pct_mean, worker.cpu_iowait_pct_mean = 95.0, 10.0, 1.0
+    v = verdicts.verdict(run)
+    assert v.kind == "cpu" and "95 %" in v.sentence
+    worker.cpu_busy_pct_mean, worker.disk_busy_pct_mean, worker.cpu_iowait_pct_mean = 30.0, 90.0, 35.0
+    assert verdicts.verdict(run).kind == "storage"
+    worker.swap_bytes = 50 * 2**20
+    assert verdicts.verdict(run).kind == "memory"
+
+
+def test_a_run_without_samples_has_no_verdict_but_says_so():
+    run = load(RESULTS / "runs" / f"{TERASORT}.json")
+    run.measurements = None
+    v = verdicts.verdict(run)
+    assert v.kind == "unknown" and "No per-node samples" in v.sentence
