@@ -29,6 +29,7 @@ demo: setup
 	$(BIN)/sbclab report $(RESULTS)
 
 test: setup
+	bash scripts/install-system-deps.sh test
 	$(BIN)/pytest -v --timeout=1800 tests/unit tests/integration
 
 unit-test: python-deps

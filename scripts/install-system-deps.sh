@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages sbclab needs, skipping apt entirely when they are all present.
+# Installs the Debian packages sbclab needs (with 'test': and its tests), skipping apt when all are present.
 set -euo pipefail
 
 packages=(
@@ -11,6 +11,9 @@ packages=(
   maven             # assembles Hadoop and Spark from Maven Central, builds the Spark jobs
   sysbench fio iperf3   # the seeds' micro-benchmarks: host calibration and node figures
 )
+if [ "${1:-}" = "test" ]; then
+  packages+=(chromium chromium-driver)  # the report is checked in a real browser
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -105,3 +105,27 @@ def module_cluster(name: str, **kw):
 def remove_if_left(name: str) -> None:
     if os.path.exists(lifecycle.paths.cluster_dir(name) / "state.json"):
         lifecycle.down(name, force=True)
+
+
+@contextmanager
+def chromium():
+    """Debian's headless Chromium driven through its own chromedriver (no driver download)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,2000"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def not_blank(png) -> bool:
+    """A screenshot with more than a handful of colours: something was drawn."""
+    from matplotlib import image
+    pixels = image.imread(png)
+    return len({tuple(p) for p in pixels[::7, ::7].reshape(-1, pixels.shape[-1]).tolist()}) > 20

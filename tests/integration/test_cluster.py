@@ -4,14 +4,17 @@ import json
 
 import pytest
 
+from selenium.webdriver.common.by import By
+
 from sbclab.cluster import lifecycle
+from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
 from sbclab.results.store import ResultsStore
 from sbclab.stack import config
 from sbclab.workloads import pi, terasort
 from sbclab.workloads.base import RunContext
 
-from .conftest import NOTHING, host_addresses, listening_sockets, reachable, remove_if_left, small_spec
+from .conftest import NOTHING, chromium, host_addresses, listening_sockets, not_blank, reachable, remove_if_left, small_spec
 
 NAME = "itest"
 
@@ -64,13 +67,19 @@ def test_daemons_are_not_reachable_on_the_hosts_other_addresses(cluster):
     assert reachable(cluster.spec.master.address, config.PORTS["namenode_http"])
 
 
-def test_terasort_and_spark_pi_end_to_end(cluster, tmp_path):
-    store = ResultsStore(tmp_path / "results")
+@pytest.fixture(scope="module")
+def first_slice(cluster, tmp_path_factory):
+    """TeraGen, TeraSort and Spark Pi, stored (and sampled, as every run is)."""
+    store = ResultsStore(tmp_path_factory.mktemp("first-slice") / "results")
     ctx = RunContext(cluster=cluster, store=store)
     data = terasort.tera_input(ctx, 5 * 10**6)
     sort = terasort.terasort_run(ctx, 5 * 10**6)
     estimate = pi.Pi().run(ctx, "spark", {"maps": 4, "samples_per_map": 5000})
-    gen = store.runs_matching({data["run_id"]})[0]
+    return store, store.runs_matching({data["run_id"]})[0], sort, estimate
+
+
+def test_terasort_and_spark_pi_end_to_end(cluster, first_slice):
+    store, gen, sort, estimate = first_slice
 
     assert gen.valid and sort.parameters["input_run_id"] == gen.run_id
     assert gen.result["rows"] == 50_000 and gen.result["checksum"]
@@ -93,6 +102,31 @@ def test_terasort_and_spark_pi_end_to_end(cluster, tmp_path):
         assert raw["scale"]["factor"] == cluster.spec.scale.factor
         assert (store.root / raw["logs"]["client"]).exists()
         assert raw["wall_time_s"] > 0
+
+
+def test_the_report_of_these_runs_in_a_real_browser(first_slice, tmp_path):
+    """Headless Chromium renders the report: not blank, every plot loaded, no console error, and the
+    numbers in the page equal the stored runs'."""
+    store = first_slice[0]
+    report = build.build(store.root)
+    written = html.write(report, tmp_path / "report")
+    with chromium() as browser:
+        browser.get(written["html"].as_uri())
+        screenshot = tmp_path / "report.png"
+        browser.save_screenshot(str(screenshot))
+        errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+        images = browser.execute_script(
+            "return Array.from(document.images).map(i => [i.alt, i.complete && i.naturalWidth > 0])")
+        shown = {row.get_attribute("data-run"): row.find_element(By.CSS_SELECTOR, "[data-field=wall_time_s]").text
+                 for row in browser.find_elements(By.CSS_SELECTOR, "#runs-table tr[data-run]")}
+        text = browser.find_element(By.TAG_NAME, "body").text
+    assert not errors, errors
+    assert len(images) >= 3 and all(ok for _, ok in images), images
+    assert not_blank(screenshot)
+    stored = {r.run_id: r.wall_time_s for r in store.runs()}
+    assert shown == {run_id: f"{t:,.2f}" for run_id, t in stored.items()}
+    assert "emulated" in text.lower() if report.emulated else True
+    assert "Warnings" in text and "Bottlenecks" in text
 
 
 def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):

@@ -13,7 +13,8 @@ def sbclab(*args):
 
 
 @pytest.mark.parametrize("path", [[], ["cluster"], ["cluster", "up"], ["cluster", "status"], ["cluster", "down"],
-                                  ["run"], ["results", "summary"], ["stack", "fetch"], ["profiles", "list"]])
+                                  ["run"], ["results", "summary"], ["stack", "fetch"], ["profiles", "list"],
+                                  ["report"], ["compare"], ["query"]])
 def test_every_command_has_help(path):
     result = CliRunner().invoke(main_group, [*path, "--help"])
     assert result.exit_code == 0
