@@ -119,3 +119,12 @@ def test_a_run_without_samples_has_no_verdict_but_says_so():
     run.measurements = None
     v = verdicts.verdict(run)
     assert v.kind == "unknown" and "No per-node samples" in v.sentence
+
+
+def test_with_its_series_a_verdict_is_judged_over_the_job_not_the_margins():
+    run = load(RESULTS / "runs" / f"{TERASORT}.json")
+    series = json.loads((RESULTS / "series" / f"{TERASORT}.json").read_text())
+    whole = verdicts.verdict(run)
+    job = verdicts.verdict(run, series)
+    assert job.figures["cpu_busy_pct"] > whole.figures["cpu_busy_pct"]
+    assert job.kind == "cpu"

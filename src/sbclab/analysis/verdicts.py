@@ -2,10 +2,11 @@
 "CPU usage reached nearly 100 % while the NVMe SSD was far from its bandwidth → CPU-bound"
 (Lee & Park 2026, PCIe 2.0 vs 3.0).
 
-Each worker's resources are put on one scale, the share of the node's own capacity used over the
-run: CPU against its quota (emulated) or its cores, storage as the share of time the medium was
-busy (its throughput against its limits when emulated), the link as the busier direction's bytes
-per second against the node's link rate. Swap use means memory pressure whatever else was busy.
+Each worker's resources are put on one scale, the share of the node's own capacity used while the
+job ran (submission to finish by the engine's phases, so start-up and margins do not dilute it):
+CPU against its quota (emulated) or its cores, storage as the share of time the medium was busy
+(its throughput against its limits when emulated), the link as the busier direction's bytes per
+second against the node's link rate. Swap use means memory pressure whatever else was busy.
 The resource with the highest share names the verdict; when none reaches SATURATED the job spent
 its time in start-up, scheduling and waiting, which the small inputs of a quick suite often do.
 """
@@ -47,22 +48,63 @@ def _link_mbit(run: RunRecord, node_name: str) -> float | None:
     return None
 
 
-def verdict(run: RunRecord) -> Verdict:
+def _job_window(run: RunRecord) -> tuple[float, float]:
+    """From the first engine phase to the last (job submitted to job finished), else the whole run:
+    the client's start-up and the margins would dilute every resource's share alike."""
+    m = run.measurements
+    engine = [p for p in m.phases if p.get("source") != "sbclab"]
+    if engine:
+        start, end = min(p["start"] for p in engine), max(p["end"] for p in engine)
+        if end - start > 1.0:
+            return start, end
+    return m.window["start"], m.window["end"]
+
+
+def _mean(values: list) -> float:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else 0.0
+
+
+def _from_series(series: dict, workers: list[str], start: float, end: float) -> dict[str, dict[str, float]]:
+    """Each worker's means over [start, end] from its stored samples."""
+    out = {}
+    for name in workers:
+        node = series.get("nodes", {}).get(name)
+        if not node or node.get("scope") != "node":
+            continue
+        cols = node["columns"]
+        inside = [i for i, t in enumerate(cols["t"]) if start <= t <= end]
+        if not inside:
+            continue
+        pick = lambda column: [cols[column][i] for i in inside] if column in cols else []  # noqa: E731
+        busy = [None if u is None or s is None else u + s for u, s in zip(pick("cpu_user_pct"), pick("cpu_system_pct"))]
+        out[name] = {"cpu": _mean(busy), "iowait": _mean(pick("cpu_iowait_pct")), "disk": _mean(pick("disk_busy_pct")),
+                     "rx_bps": _mean(pick("net_rx_bps")), "tx_bps": _mean(pick("net_tx_bps"))}
+    return out
+
+
+def verdict(run: RunRecord, series: dict | None = None) -> Verdict:
+    """The run's bottleneck; with its stored series, judged over the job's own phases."""
     m = run.measurements
     workers = [w.name for w in run.cluster.nodes if w.role == "worker"]
     nodes = {n: f for n, f in (m.nodes.items() if m else []) if n in workers and f.scope == "node"}
     if not nodes:
         return Verdict("unknown", "No per-node samples were stored for this run, so no bottleneck can be named.", {})
-    duration = max(m.window["end"] - m.window["start"], 1e-9)
-    cpu = max((f.cpu_busy_pct_mean or 0.0) for f in nodes.values())
-    iowait = max((f.cpu_iowait_pct_mean or 0.0) for f in nodes.values())
-    disk = max((f.disk_busy_pct_mean or 0.0) for f in nodes.values())
+    start, end = _job_window(run)
+    means = _from_series(series, list(nodes), start, end) if series else {}
+    if not means:
+        duration = max(m.window["end"] - m.window["start"], 1e-9)
+        means = {n: {"cpu": f.cpu_busy_pct_mean or 0.0, "iowait": f.cpu_iowait_pct_mean or 0.0,
+                     "disk": f.disk_busy_pct_mean or 0.0, "rx_bps": (f.net_rx_bytes or 0) / duration,
+                     "tx_bps": (f.net_tx_bytes or 0) / duration} for n, f in nodes.items()}
+    cpu = max(v["cpu"] for v in means.values())
+    iowait = max(v["iowait"] for v in means.values())
+    disk = max(v["disk"] for v in means.values())
     link = 0.0
-    for name, f in nodes.items():
+    for name, v in means.items():
         rate = _link_mbit(run, name)
         if rate:
-            busier = max(f.net_rx_bytes or 0, f.net_tx_bytes or 0)
-            link = max(link, 100.0 * busier * 8 / duration / (rate * 1e6))
+            link = max(link, 100.0 * max(v["rx_bps"], v["tx_bps"]) * 8 / (rate * 1e6))
     swapped = {n: f.swap_bytes for n, f in nodes.items() if f.swap_bytes}
     figures = {"cpu_busy_pct": round(cpu, 1), "iowait_pct": round(iowait, 1), "disk_busy_pct": round(disk, 1),
                "link_pct": round(link, 1)}

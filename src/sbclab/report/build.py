@@ -110,6 +110,7 @@ def build(results: Path, costs: Costs | None = None) -> Report:
         k = f.cell.key
         for p in reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage):
             references.append(ReferenceMatch(f, p))
-    return Report(Path(results), runs, cells, cell_figures, comparisons, {r.run_id: verdict(r) for r in runs},
-                  references, clusters, costs, warnings,
-                  datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])
+    report = Report(Path(results), runs, cells, cell_figures, comparisons, {}, references, clusters, costs, warnings,
+                    datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])
+    report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
+    return report
