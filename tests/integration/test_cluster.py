@@ -120,6 +120,10 @@ def test_the_report_of_these_runs_in_a_real_browser(first_slice, tmp_path):
         shown = {row.get_attribute("data-run"): row.find_element(By.CSS_SELECTOR, "[data-field=wall_time_s]").text
                  for row in browser.find_elements(By.CSS_SELECTOR, "#runs-table tr[data-run]")}
         text = browser.find_element(By.TAG_NAME, "body").text
+        browser.set_window_size(390, 844)  # a phone: wide tables scroll inside their box, the page does not
+        browser.get(written["html"].as_uri())
+        page_width, view_width = browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+    assert page_width <= view_width
     assert not errors, errors
     assert len(images) >= 3 and all(ok for _, ok in images), images
     assert not_blank(screenshot)

@@ -125,7 +125,11 @@ def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(cluster):
     assert len(writing) >= 3, rows
     for r in writing:
         assert r["disk_write_bps"] <= 1.1 * worker.disk_write_bytes_s
-        assert 15 <= r["cpu_iowait_pct"] <= 26 and r["disk_busy_pct"] >= 80, r
+        assert r["disk_busy_pct"] >= 80, r
+    # A wait is accounted when it ends, so one half-second sample can hold a little more than its
+    # share (30 % was seen); over the writing samples together one thread of four is a quarter.
+    iowait = [r["cpu_iowait_pct"] for r in writing]
+    assert 15 <= sum(iowait) / len(iowait) <= 26 and max(iowait) <= 35, iowait
     other, _ = series.build(raw.nodes["worker2"]["samples"], raw.nodes["worker2"]["target"], recorder.interval)
     assert max(r["cpu_iowait_pct"] for r in other) < 5 and max(r["disk_write_bps"] for r in other) < 2**20
 
