@@ -217,6 +217,64 @@ def run_command(name, workers, board, storage, preset, backend, subnet, disk_siz
         sys.exit(1)
 
 
+@main_group.command("hpl")
+@cluster_options
+@click.option("--nodes", "node_counts", help="Worker counts to run HPL on, e.g. 1,2,4 (default 1, 2, 4, ... up to --workers).")
+@click.option("--n", "problem", type=click.IntRange(1), default=None,
+              help="Problem size N (default: Baun's Eq. 2 from the nodes' memory and --memory-fraction).")
+@click.option("--nb", default="32", show_default=True, help="Block size NB, or 'sweep' to try 16-256 on a small N first.")
+@click.option("--memory-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True,
+              help="R of Eq. 2: the share of the nodes' memory the matrix fills.")
+@click.option("--ranks-per-node", type=click.IntRange(1, 256), default=None, help="MPI ranks per node (default: the board's cores).")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
+@monitor_options
+def hpl_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, node_counts,
+                problem, nb, memory_fraction, ranks_per_node, repetitions, results, sample_hz, no_sampling, idle_baseline,
+                power_file):
+    """High Performance Linpack (Debian's hpcc) with OpenMPI across 1, 2, 4 ... workers: Rmax, Rpeak,
+    efficiency, speedup and Gflops per watt, every run stored (Baun 2016, Table 7)."""
+    from .workloads import hpl
+    from .workloads.base import RunContext
+    counts = [int(c) for c in _csv(node_counts)] if node_counts else [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= workers]
+    if any(c < 1 or c > workers for c in counts):
+        raise SbclabError(f"--nodes {node_counts} asks for more workers than the cluster's {workers}.",
+                          f"Give counts between 1 and {workers}, or a larger --workers.")
+    if nb != "sweep" and not nb.isdigit():
+        raise SbclabError(f"--nb {nb} is not a block size.", "Give a positive integer such as 32, or 'sweep'.")
+    monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
+    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
+    store = ResultsStore(results)
+    runs = []
+    with suite.cluster_for(spec, _say, timeout) as cluster:
+        ctx = RunContext(cluster=cluster, store=store, progress=_say, monitor=monitor)
+        all_workers = list(cluster.spec.worker_nodes)
+        block = int(nb) if nb != "sweep" else None
+        if block is None:
+            trials = []
+            for candidate in hpl.BAUN_NB_SWEEP:
+                small = min(problem or 10**9, hpl.problem_size(min(w.memory_bytes for w in all_workers) / 2**30,
+                                                                len(all_workers), memory_fraction, candidate) // 4)
+                small = max(candidate, small // candidate * candidate)
+                _say(f"NB sweep: N = {small}, NB = {candidate}")
+                trial = hpl.run(ctx, all_workers, n=small, nb=candidate, ranks_per_node=ranks_per_node)
+                runs.append(trial)
+                if trial.valid:
+                    trials.append((trial.result["rmax_gflops"], candidate))
+            if not trials:
+                raise SbclabError("No NB of the sweep gave a valid HPL run.", f"Read the hpcc logs under {results}/logs.")
+            block = max(trials)[1]
+            _say(f"NB = {block} gave the most Gflops")
+        for count in counts:
+            for repetition in range(1, repetitions + 1):
+                _say(f"HPL on {count} worker(s), repetition {repetition}")
+                runs.append(hpl.run(ctx, all_workers[:count], n=problem, nb=block, fraction=memory_fraction,
+                                    ranks_per_node=ranks_per_node, repetition=repetition))
+    _print_summary(store, {r.run_id for r in runs})
+    if not all(r.valid for r in runs):
+        sys.exit(1)
+
+
 def _csv(value):
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 

@@ -13,7 +13,7 @@ from ..results.schema import RunRecord
 from .stats import Estimate, estimate, spread_warning
 
 # Parameters that say where data lives or how it was prepared, not what was measured.
-_NOT_DEFINING = {"output", "input", "reuse_input", "rows", "seed"}
+_NOT_DEFINING = {"output", "input", "reuse_input", "rows", "seed", "nodes", "hosts", "p", "q"}
 
 
 def status(run: RunRecord) -> str:
@@ -72,9 +72,13 @@ class CellKey:
     @classmethod
     def of(cls, run: RunRecord) -> "CellKey":
         extra = {k: v for k, v in sorted(run.parameters.items()) if k not in _NOT_DEFINING and k != "size_bytes"}
+        if run.parameters.get("n_from") == "Eq. 2":
+            extra.pop("n", None)  # N follows the node count by Baun's Eq. 2: the memory fraction defines the cell
         if run.workload != "pi":
             extra.pop("maps", None)  # derived from the input size for data workloads
-        return cls(run.workload, run.engine, size_of(run) or 0, run.cluster.workers, run.cluster.board,
+        # An MPI run may use fewer workers than the cluster has (HPL at 1, 2, 4 ... nodes).
+        workers = int(run.parameters.get("nodes") or run.cluster.workers)
+        return cls(run.workload, run.engine, size_of(run) or 0, workers, run.cluster.board,
                    run.cluster.storage, run.cluster.preset, cluster_identity(run),
                    json.dumps(extra, sort_keys=True) if extra else "")
 

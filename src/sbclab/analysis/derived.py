@@ -165,9 +165,16 @@ def _timed(cells: list[Cell]) -> dict[CellKey, Estimate]:
     return {c.key: c.wall_time for c in cells if c.wall_time}
 
 
+def _rmax(cell: Cell) -> Estimate | None:
+    values = cell.values(lambda r: r.result.get("rmax_gflops"))
+    return estimate(values) if values else None
+
+
 def speedups(cells: list[Cell]) -> list[Comparison]:
-    """S(n) = T(1)/T(n) and E(n) = S(n)/n; without a 1-worker cell, relative to the fewest workers."""
+    """S(n) = T(1)/T(n) and E(n) = S(n)/n; without a 1-worker cell, relative to the fewest workers.
+    HPL solves a larger problem on more nodes (Eq. 2), so its speedup is Rmax(n)/Rmax(1), as Baun's Table 7."""
     times = _timed(cells)
+    rates = {c.key: _rmax(c) for c in cells if c.key.workload == "hpl" and _rmax(c)}
     groups: dict[CellKey, list[CellKey]] = {}
     for key in times:
         groups.setdefault(key.but(workers=0), []).append(key)
@@ -176,7 +183,10 @@ def speedups(cells: list[Cell]) -> list[Comparison]:
         members.sort(key=lambda k: k.workers)
         base = members[0]
         for key in members[1:]:
-            s = ratio(times[base], times[key])
+            if base in rates and key in rates:
+                s = ratio(rates[key], rates[base])
+            else:
+                s = ratio(times[base], times[key])
             share = key.workers / base.workers
             efficiency = Derived(s.value / share, *(sorted((s.ci_low / share, s.ci_high / share))
                                                     if s.ci_low is not None else (None, None)))

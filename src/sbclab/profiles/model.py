@@ -20,6 +20,7 @@ _UNITS = {
     "mb_s": {"mb/s": 1.0, "mbps": 1.0, "gb/s": 1000.0, "kb/s": 1e-3},
     "usd": {"usd": 1.0, "$": 1.0},
     "iops": {"iops": 1.0},
+    "flops": {"flops": 1.0, "flops/cycle": 1.0},
 }
 _NUMBER_WITH_UNIT = re.compile(r"^\s*\$?\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([A-Za-z/$]*)\s*$")
 
@@ -97,6 +98,8 @@ class Board(_Profile):
     power_supply_watts: Positive("w") | None = None
     # Where the board's firmware starts throttling; a run that went above it is flagged.
     soft_temp_c: Positive("c") | None = None
+    # Double-precision floating-point operations per cycle and core, for HPL's Rpeak (Baun 2016).
+    flops_per_cycle: Positive("flops") | None = None
     storage_interfaces: list[Interface]
     # A board whose storage figures this one shares (an overclocked Pi 5 has the Pi 5's I/O).
     io_like: str | None = None

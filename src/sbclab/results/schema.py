@@ -8,8 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..cluster.spec import NodeSpec, Scale
 from .measurements import Measurements
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # 2: `measurements` (per-node time series summary, phases, intermediate data, power, health flags).
+# 3: engines `node` (a tool run on nodes: sysbench, fio, iperf3, stress-ng, nginx/httperf, NetPIPE TCP)
+#    and `mpi` (HPL, NetPIPE over MPI) beside Hadoop and Spark; older documents are valid as they are.
+ENGINES = ("hadoop", "spark", "node", "mpi")
 
 
 class Check(BaseModel):
@@ -49,7 +52,7 @@ class RunRecord(BaseModel):
     experiment_id: str
     repetition: int = 1
     workload: str
-    engine: Literal["hadoop", "spark"]
+    engine: Literal["hadoop", "spark", "node", "mpi"]
     parameters: dict[str, Any]
     cluster: ClusterShape
     scale: Scale

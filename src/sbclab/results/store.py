@@ -66,7 +66,8 @@ class ResultsStore:
 
 
 def migrate(raw: dict) -> dict:
-    """An older run document in the current schema. Version 1 had no measurements: it gets none."""
+    """An older run document in the current schema. Version 1 had no measurements: it gets none;
+    version 2 knew only the Hadoop and Spark engines, which version 3 still has."""
     return {**raw, "schema_version": SCHEMA_VERSION}
 
 

@@ -30,7 +30,12 @@ class JobOutcome:
 
 
 def _timed(stack: Stack, argv: list[str], log: Path, label: str, timeout_s: float) -> JobOutcome:
-    master = stack.spec.master
+    return timed_on(stack, stack.spec.master, argv, stack.env(stack.spec.master), log, label, timeout_s)
+
+
+def timed_on(stack: Stack, node, argv: list[str], env: dict[str, str], log: Path, label: str,
+             timeout_s: float) -> JobOutcome:
+    """Run a client command on a node, timed and marked in the run's recording like every job."""
     log.parent.mkdir(parents=True, exist_ok=True)
     offset = log.stat().st_size if log.exists() else 0
     recording = stack.recording
@@ -38,7 +43,7 @@ def _timed(stack: Stack, argv: list[str], log: Path, label: str, timeout_s: floa
         recording.command_started(label)
     started_at = datetime.now(timezone.utc)
     start = time.monotonic()
-    status = stack.backend.run(master, argv, stack.env(master), log, timeout_s=timeout_s, label=label)
+    status = stack.backend.run(node, argv, env, log, timeout_s=timeout_s, label=label)
     wall = time.monotonic() - start
     finished_at = datetime.now(timezone.utc)
     if recording is not None:

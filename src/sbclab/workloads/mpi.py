@@ -1,0 +1,57 @@
+"""MPI programs across the cluster's nodes with OpenMPI, launched from the master the way they are
+launched on boards, except that the remote shell is sbclab's node shell instead of ssh: it enters
+the node (its namespaces and cgroup when emulated), so ranks run inside the nodes they belong to
+and talk over the cluster's own network."""
+
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+from ..cluster.spec import NodeSpec
+from ..errors import SbclabError
+from ..stack.clients import JobOutcome, timed_on
+from .base import RunContext
+
+
+def agent(ctx: RunContext) -> Path:
+    """The remote-shell script OpenMPI calls as `AGENT HOST COMMAND...`."""
+    path = ctx.cluster.state.root / "mpi" / "node-shell"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\nexec {sys.executable} -m sbclab.cluster.node_shell \"$@\"\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def env(ctx: RunContext) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SBCLAB_CLUSTER": ctx.cluster.spec.name,
+            "SBCLAB_HOME": os.environ.get("SBCLAB_HOME", ""), "HOME": os.environ.get("HOME", "/root"),
+            "OMPI_MCA_plm_rsh_agent": str(agent(ctx))}
+
+
+def preflight(ctx: RunContext, nodes: list[NodeSpec], program: str, package: str, log: Path) -> None:
+    """Every node reachable through the node shell and holding the program, before anything starts."""
+    if not shutil.which("mpirun"):
+        raise SbclabError("mpirun is not installed on this host.", "Install Debian's openmpi-bin (apt-get install openmpi-bin).")
+    shell = agent(ctx)
+    for node in nodes:
+        status = ctx.cluster.backend.run(ctx.cluster.spec.master, [str(shell), node.address, "command", "-v", program],
+                                         env(ctx), log, timeout_s=60, label=f"reach {node.name}")
+        if status != 0:
+            raise SbclabError(f"MPI cannot start '{program}' on {node.name} ({node.address}): exit status {status}.",
+                              f"Check that the node is up and that {package} is installed there; read {log}.")
+
+
+def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command: list[str], workdir: Path,
+           log: Path, label: str, timeout_s: float = 7200) -> JobOutcome:
+    """Run command with ranks_per_node ranks on each node, mpirun itself on the master."""
+    spec = ctx.cluster.spec
+    argv = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
+            "-np", str(ranks_per_node * len(nodes)),
+            "--host", ",".join(f"{n.address}:{ranks_per_node}" for n in nodes),
+            "--wdir", str(workdir)]
+    if spec.backend == "emulated":
+        subnet = str(spec.subnet)
+        argv += ["--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet]
+    return timed_on(ctx.stack, spec.master, [*argv, *command], env(ctx), log, label, timeout_s)
