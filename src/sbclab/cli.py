@@ -217,6 +217,65 @@ def run_command(name, workers, board, storage, preset, backend, subnet, disk_siz
         sys.exit(1)
 
 
+MICRO = ("cpu", "storage", "network", "power")
+
+
+@main_group.command("micro")
+@cluster_options
+@click.option("--benchmarks", default="cpu,storage,network,power", show_default=True,
+              help="Which of cpu (sysbench), storage (fio), network (iperf3), power (idle and stress-ng).")
+@click.option("--node", "node_name", default="all", show_default=True,
+              help="Run on this node only (e.g. worker1), or on all (network: every worker with the master).")
+@click.option("--seconds", type=click.IntRange(1, 3600), default=10, show_default=True,
+              help="Length of each sysbench, fio and iperf3 test.")
+@click.option("--power-seconds", type=click.IntRange(1, 86400), default=60, show_default=True,
+              help="Idle and stress durations of the power test (the seeds used 3600).")
+@click.option("--file-size", default="100M", show_default=True, help="fio's file, as the seeds' iozone runs (100 MB).")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
+@monitor_options
+def micro_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, benchmarks,
+                  node_name, seconds, power_seconds, file_size, repetitions, results, sample_hz, no_sampling, idle_baseline,
+                  power_file):
+    """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
+    power idle and under load with temperature (the seeds' Tables 3-7)."""
+    from .workloads import nodebench
+    from .workloads.base import RunContext
+    chosen = _csv(benchmarks) or []
+    unknown = [b for b in chosen if b not in MICRO]
+    if unknown or not chosen:
+        raise SbclabError(f"Unknown benchmark(s): {', '.join(unknown) or '(none given)'}.", f"Choose from {', '.join(MICRO)}.")
+    nodebench.check_tools([tool for b, tool in (("cpu", "sysbench"), ("storage", "fio"), ("network", "iperf3"),
+                                                ("power", "stress-ng")) if b in chosen])
+    monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
+    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
+    names = [n.name for n in spec.nodes]
+    if node_name != "all" and node_name not in names:
+        raise SbclabError(f"There is no node '{node_name}' in this cluster.", f"Choose from {', '.join(names)}, or all.")
+    store = ResultsStore(results)
+    runs = []
+    with suite.nodes_for(spec, _say) as cluster:
+        ctx = RunContext(cluster=cluster, store=store, progress=_say, monitor=monitor)
+        nodes = [n for n in cluster.spec.nodes if node_name in ("all", n.name)]
+        for repetition in range(1, repetitions + 1):
+            for node in nodes:
+                if "cpu" in chosen:
+                    _say(f"sysbench cpu on {node.name}")
+                    runs.append(nodebench.cpu(ctx, node, seconds=seconds, repetition=repetition))
+                if "storage" in chosen:
+                    _say(f"fio on {node.name}'s disk")
+                    runs.append(nodebench.storage(ctx, node, size=file_size, seconds=seconds, repetition=repetition))
+                if "network" in chosen and node.role == "worker":
+                    _say(f"iperf3 between {node.name} and the master")
+                    runs.append(nodebench.network(ctx, node, seconds=seconds, repetition=repetition))
+                if "power" in chosen:
+                    _say(f"{node.name} idle, then stress-ng, {power_seconds} s each")
+                    runs += nodebench.power(ctx, node, seconds=power_seconds, repetition=repetition)
+    _print_summary(store, {r.run_id for r in runs})
+    if not all(r.valid for r in runs):
+        sys.exit(1)
+
+
 @main_group.command("hpl")
 @cluster_options
 @click.option("--nodes", "node_counts", help="Worker counts to run HPL on, e.g. 1,2,4 (default 1, 2, 4, ... up to --workers).")

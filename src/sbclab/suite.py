@@ -16,6 +16,8 @@ from .monitor import idle
 from .monitor.settings import MonitorSettings
 from .results.schema import RunRecord
 from .results.store import ResultsStore
+from .stack import distribution
+from .stack.daemons import Stack
 from .workloads import pi, terasort
 from .workloads.base import RunContext, new_id
 
@@ -64,6 +66,19 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
         if leftovers:
             raise SbclabError(f"Could not remove: {', '.join(leftovers)}.",
                               f"Run 'sbclab cluster down --force --name {spec.name}' and check 'ip netns', 'losetup -a'.")
+
+
+@contextmanager
+def nodes_for(spec: ClusterSpec, progress=lambda message: None):
+    """The running cluster if it matches the spec, else bare nodes (no Hadoop or Spark, as the seeds
+    measured their boards) removed on exit."""
+    if spec.name in ClusterState.names():
+        with cluster_for(spec, progress) as cluster:
+            yield cluster
+        return
+    progress(f"creating '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} nodes ({spec.backend}), no daemons")
+    with lifecycle.nodes_only(spec) as backend:
+        yield lifecycle.Cluster(backend.state, Stack(backend, distribution.installed(check=False)))
 
 
 def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None) -> list[RunRecord]:

@@ -38,6 +38,27 @@ def _health(run: RunRecord) -> str:
     return "[yellow]flagged: " + ", ".join(kinds) + "[/yellow]"
 
 
+def headline_result(run: RunRecord) -> str:
+    """The one figure a run is about, short enough for a table cell."""
+    r = run.result
+    if "estimate" in r:
+        return f"pi ~ {r['estimate']:.6f}"
+    if "rows" in r:
+        return f"{r['rows']:,} rows"
+    if "rmax_gflops" in r:
+        return f"{r['rmax_gflops']:.3g} Gflops" + (f" ({r['efficiency']:.0%} of Rpeak)" if r.get("efficiency") else "")
+    if "events_per_s" in r:
+        return "events/s " + " ".join(f"{t}:{v:,.0f}" for t, v in r["events_per_s"].items())
+    if "mb_s" in r:
+        return (f"seq {r['mb_s']['seq-read'].get('16m', 0):.0f}/{r['mb_s']['seq-write'].get('16m', 0):.0f} MB/s r/w, "
+                f"4k {r['iops_4k']['rand-read']:.0f}/{r['iops_4k']['rand-write']:.0f} IOPS")
+    if "to_master_mbit_s" in r:
+        return f"{r['to_master_mbit_s']:.0f} / {r['from_master_mbit_s']:.0f} Mbit/s to / from master"
+    if "peak_rate" in r:
+        return f"{r['peak_rate']:.0f} req/s at {r.get('doc_size', '?')}"
+    return ""
+
+
 def table(runs: list[RunRecord], title: str = "Runs") -> Table:
     out = Table(title=title, title_justify="left")
     numeric = ("wall time (s)", "energy (J)")
@@ -49,11 +70,7 @@ def table(runs: list[RunRecord], title: str = "Runs") -> Table:
     for run in runs:
         size = run.parameters.get("size_bytes")
         backend = run.cluster.backend + (f" x{run.scale.factor:.3g}" if run.cluster.emulated else "")
-        result = ""
-        if "estimate" in run.result:
-            result = f"pi ~ {run.result['estimate']:.6f}"
-        elif "rows" in run.result:
-            result = f"{run.result['rows']:,} rows"
+        result = headline_result(run)
         cluster = f"{run.cluster.workers} x {run.cluster.board}/{run.cluster.storage}, {run.cluster.preset}"
         out.add_row(run.run_id, run.engine, run.workload, format_size(size) if size else "-", cluster, backend,
                     f"{run.wall_time_s:.1f}", result, _validity(run), _energy(run), _intermediate(run), _health(run))

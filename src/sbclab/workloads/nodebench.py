@@ -1,0 +1,145 @@
+"""The seeds' per-node figures as stored runs (engine 'node'): sysbench CPU by threads, storage in
+the iozone pattern with fio, iperf3 between each worker and the master both ways, and power idle and
+under stress-ng with the node's power source and temperature.
+
+Layouts follow the seeds: Lee & Park 2026 Table 4 (events/s at 1, 2, 4, 8, 16 threads), Tables 6,
+7 and 22 (MB/s by access and record size, 4 KB IOPS), Table 5 (iperf3), Table 3 (W idle and under
+stress); Lee, Oh & Park 2021 Table 10; Baun 2016 Tables 3-6.
+"""
+
+import json
+import shutil
+import subprocess
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import profiles
+from ..cluster.calibration import fio_job, iperf3_mbps, sysbench_cpu
+from ..cluster.spec import NodeSpec
+from ..errors import SbclabError
+from ..results.schema import Check, RunRecord
+from ..stack.clients import JobOutcome
+from .base import RunContext, new_id
+
+THREADS = (1, 2, 4, 8, 16)
+RECORDS = ("4k", "512k", "16m")  # the iozone record sizes the 2026 seed reports
+ACCESSES = {"seq-read": "read", "seq-write": "write", "rand-read": "randread", "rand-write": "randwrite"}
+TOOLS = {"sysbench": "sysbench", "fio": "fio", "iperf3": "iperf3", "stress-ng": "stress-ng"}
+
+
+def check_tools(names: list[str]) -> None:
+    """A tool missing is said before anything starts."""
+    missing = [n for n in names if not shutil.which(n)]
+    if missing:
+        raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
+                          f"Install the Debian packages (apt-get install {' '.join(missing)}), or run 'make setup'.")
+
+
+def _measured(ctx: RunContext, workload: str, node: NodeSpec, parameters: dict[str, Any],
+              body: Callable[[], tuple[dict, list[Check]]], command: list[str], repetition: int = 1) -> RunRecord:
+    """Run body under the node samplers and store it as a run of engine 'node'."""
+    run_id = new_id("node", workload)
+    log = ctx.job_log(run_id, workload)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    started = datetime.now(timezone.utc)
+    clock = time.monotonic()
+    status, result, checks = 0, {}, []
+    with ctx.recording(run_id) as recorded:
+        if ctx.stack.recording is not None:
+            ctx.stack.recording.command_started(workload)
+        try:
+            result, checks = body()
+        except (SbclabError, subprocess.CalledProcessError) as err:
+            status = 1
+            checks = [Check(name=f"{workload} finished", passed=False, detail=str(err)[:500])]
+        finished = datetime.now(timezone.utc)
+        if ctx.stack.recording is not None:
+            ctx.stack.recording.command_finished(workload, started, finished, status)
+    log.write_text(json.dumps({"node": node.name, "result": result}, indent=1) + "\n")
+    outcome = JobOutcome(command, status, started, finished, time.monotonic() - clock, log, "")
+    return ctx.store_run(run_id=run_id, workload=workload, engine="node", repetition=repetition,
+                         parameters={"node": node.name, **parameters}, outcome=outcome,
+                         checks=checks or [Check(name=f"{workload} finished", passed=status == 0, detail="")],
+                         result=result, recording=recorded.raw)
+
+
+def cpu(ctx: RunContext, node: NodeSpec, threads=THREADS, max_prime: int = 2000, seconds: int = 10,
+        repetition: int = 1) -> RunRecord:
+    """sysbench cpu at each thread count (the 2026 seed's Table 4; --cpu-max-prime=2000)."""
+    prefix, preexec = ctx.cluster.backend.on_node(node, [])
+
+    def body():
+        figures = {str(t): round(sysbench_cpu(max_prime, t, seconds, prefix, preexec), 2) for t in threads}
+        return {"events_per_s": figures}, [Check(name="events counted", passed=all(v > 0 for v in figures.values()),
+                                                 detail=", ".join(f"{t} threads: {v}" for t, v in figures.items()))]
+    return _measured(ctx, "sysbench-cpu", node, {"threads": list(threads), "max_prime": max_prime, "seconds": seconds},
+                     body, ["sysbench", "cpu", f"--cpu-max-prime={max_prime}", "--threads=N", f"--time={seconds}", "run"],
+                     repetition)
+
+
+def storage(ctx: RunContext, node: NodeSpec, size: str = "100M", records=RECORDS, seconds: int = 5,
+            repetition: int = 1) -> RunRecord:
+    """fio on the node's data disk in the iozone pattern: direct sequential and random reads and
+    writes at each record size on a 100 MB file, random 4 KB IOPS, and buffered sequential MB/s
+    flushed at the end (dd's figure)."""
+    prefix, preexec = ctx.cluster.backend.on_node(node, [])
+    work = ctx.cluster.backend.node_disk(node) / ".sbclab-storage"
+
+    def body():
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            mb_s: dict[str, dict[str, float]] = {}
+            for access, rw in ACCESSES.items():
+                mb_s[access] = {}
+                for record in records:
+                    mb_s[access][record] = round(fio_job(work, f"{access}-{record}", rw, record, size, seconds, True,
+                                                         prefix, preexec)["mb_s"], 2)
+            iops = {access: round(fio_job(work, f"iops-{access}", ACCESSES[access], "4k", size, seconds, True, prefix,
+                                          preexec)["iops"], 1) for access in ("rand-read", "rand-write")}
+            buffered = {access: round(fio_job(work, f"buffered-{access}", ACCESSES[access], "1m", size, seconds, False,
+                                              prefix, preexec)["mb_s"], 2) for access in ("seq-read", "seq-write")}
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        result = {"mb_s": mb_s, "iops_4k": iops, "buffered_mb_s": buffered, "file": size}
+        ok = all(v > 0 for per in mb_s.values() for v in per.values())
+        return result, [Check(name="every pattern measured", passed=ok, detail=f"{len(ACCESSES) * len(records)} direct patterns")]
+    return _measured(ctx, "storage", node, {"size": size, "records": list(records), "seconds": seconds}, body,
+                     ["fio", "--direct=1", "--ioengine=psync", f"--size={size}"], repetition)
+
+
+def network(ctx: RunContext, worker: NodeSpec, seconds: int = 5, repetition: int = 1) -> RunRecord:
+    """iperf3 between the worker and the master, both directions (the seeds' Tables 5 and 9)."""
+    backend, master = ctx.cluster.backend, ctx.cluster.spec.master
+    (m_prefix, m_pre), (w_prefix, w_pre) = backend.on_node(master, []), backend.on_node(worker, [])
+
+    def body():
+        to_master = iperf3_mbps(m_prefix, w_prefix, master.address, seconds, m_pre, w_pre)
+        from_master = iperf3_mbps(w_prefix, m_prefix, worker.address, seconds, w_pre, m_pre)
+        result = {"to_master_mbit_s": round(to_master, 1), "from_master_mbit_s": round(from_master, 1),
+                  "link_mbit_s": round(worker.link_mbit_s, 1)}
+        return result, [Check(name="both directions measured", passed=to_master > 0 and from_master > 0,
+                              detail=f"{to_master:.0f} / {from_master:.0f} Mbit/s")]
+    return _measured(ctx, "iperf", worker, {"peer": master.name, "seconds": seconds}, body,
+                     ["iperf3", "-c", master.address, "-t", str(seconds)], repetition)
+
+
+def power(ctx: RunContext, node: NodeSpec, seconds: int = 60, repetition: int = 1) -> list[RunRecord]:
+    """The node idle, then with stress-ng on every core, for `seconds` each (the seeds used an hour):
+    two runs whose measurements hold the energy, average W (with the source) and temperatures."""
+    cores = profiles.board(node.board).cores
+    prefix, preexec = ctx.cluster.backend.on_node(node, [])
+
+    def idle():
+        time.sleep(seconds)
+        return {"seconds": seconds}, [Check(name="idle for the duration", passed=True, detail=f"{seconds} s")]
+
+    def stress():
+        done = subprocess.run([*prefix, "stress-ng", "--cpu", str(cores), "--timeout", f"{seconds}s", "--metrics-brief"],
+                              capture_output=True, text=True, preexec_fn=preexec)
+        return ({"seconds": seconds, "workers": cores},
+                [Check(name="stress-ng finished", passed=done.returncode == 0, detail=(done.stderr or "")[-300:])])
+    return [_measured(ctx, "idle", node, {"seconds": seconds}, idle, ["sleep", str(seconds)], repetition),
+            _measured(ctx, "stress", node, {"seconds": seconds, "cpu_workers": cores}, stress,
+                      ["stress-ng", "--cpu", str(cores), "--timeout", f"{seconds}s"], repetition)]
