@@ -217,13 +217,14 @@ def run_command(name, workers, board, storage, preset, backend, subnet, disk_siz
         sys.exit(1)
 
 
-MICRO = ("cpu", "storage", "network", "power")
+MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 
 
 @main_group.command("micro")
 @cluster_options
 @click.option("--benchmarks", default="cpu,storage,network,power", show_default=True,
-              help="Which of cpu (sysbench), storage (fio), network (iperf3), power (idle and stress-ng).")
+              help="Which of cpu (sysbench), storage (fio), network (iperf3), power (idle and stress-ng), "
+                   "netpipe (TCP and MPI between two nodes), web (nginx capacity by document size).")
 @click.option("--node", "node_name", default="all", show_default=True,
               help="Run on this node only (e.g. worker1), or on all (network: every worker with the master).")
 @click.option("--seconds", type=click.IntRange(1, 3600), default=10, show_default=True,
@@ -231,15 +232,19 @@ MICRO = ("cpu", "storage", "network", "power")
 @click.option("--power-seconds", type=click.IntRange(1, 86400), default=60, show_default=True,
               help="Idle and stress durations of the power test (the seeds used 3600).")
 @click.option("--file-size", default="100M", show_default=True, help="fio's file, as the seeds' iozone runs (100 MB).")
+@click.option("--doc-sizes", default="1,4,10,50,70,100", show_default=True, help="web: document sizes in KB.")
+@click.option("--step-seconds", type=click.IntRange(1, 600), default=10, show_default=True,
+              help="web: seconds at each request rate (steps of 100 req/s).")
+@click.option("--max-rate", type=click.IntRange(100, 100000), default=5000, show_default=True, help="web: highest rate tried.")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
 @monitor_options
 def micro_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, benchmarks,
-                  node_name, seconds, power_seconds, file_size, repetitions, results, sample_hz, no_sampling, idle_baseline,
-                  power_file):
+                  node_name, seconds, power_seconds, file_size, doc_sizes, step_seconds, max_rate, repetitions, results,
+                  sample_hz, no_sampling, idle_baseline, power_file):
     """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
     power idle and under load with temperature (the seeds' Tables 3-7)."""
-    from .workloads import nodebench
+    from .workloads import netpipe, nodebench, web
     from .workloads.base import RunContext
     chosen = _csv(benchmarks) or []
     unknown = [b for b in chosen if b not in MICRO]
@@ -247,6 +252,14 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
         raise SbclabError(f"Unknown benchmark(s): {', '.join(unknown) or '(none given)'}.", f"Choose from {', '.join(MICRO)}.")
     nodebench.check_tools([tool for b, tool in (("cpu", "sysbench"), ("storage", "fio"), ("network", "iperf3"),
                                                 ("power", "stress-ng")) if b in chosen])
+    if "netpipe" in chosen:
+        netpipe.check_installed()
+    if "web" in chosen:
+        web.check_installed()
+    try:
+        sizes_kb = [int(v) for v in _csv(doc_sizes)]
+    except ValueError:
+        raise SbclabError(f"--doc-sizes {doc_sizes} is not a list of kilobytes.", "Write e.g. 1,4,10,50,70,100.") from None
     monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
     spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
     names = [n.name for n in spec.nodes]
@@ -271,6 +284,18 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
                 if "power" in chosen:
                     _say(f"{node.name} idle, then stress-ng, {power_seconds} s each")
                     runs += nodebench.power(ctx, node, seconds=power_seconds, repetition=repetition)
+            workers_ = list(cluster.spec.worker_nodes)
+            first = next((n for n in nodes if n.role == "worker"), workers_[0])
+            if "netpipe" in chosen:
+                peer = next((w for w in workers_ if w != first), cluster.spec.master)
+                _say(f"NetPIPE between {first.name} and {peer.name}, TCP then MPI")
+                runs.append(netpipe.tcp(ctx, first, peer, repetition=repetition))
+                runs.append(netpipe.over_mpi(ctx, first, peer, repetition=repetition))
+            if "web" in chosen:
+                for kb in sizes_kb:
+                    _say(f"nginx on {first.name}, httperf from the master: {kb} KB documents")
+                    runs.append(web.capacity(ctx, first, kb, step_seconds=step_seconds, max_rate=max_rate,
+                                             repetition=repetition))
     _print_summary(store, {r.run_id for r in runs})
     if not all(r.valid for r in runs):
         sys.exit(1)

@@ -51,7 +51,7 @@ def _measured(ctx: RunContext, workload: str, node: NodeSpec, parameters: dict[s
             ctx.stack.recording.command_started(workload)
         try:
             result, checks = body()
-        except (SbclabError, subprocess.CalledProcessError) as err:
+        except (SbclabError, subprocess.SubprocessError) as err:
             status = 1
             checks = [Check(name=f"{workload} finished", passed=False, detail=str(err)[:500])]
         finished = datetime.now(timezone.utc)

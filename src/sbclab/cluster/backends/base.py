@@ -4,6 +4,7 @@ import os
 import subprocess
 import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Callable
 
@@ -63,6 +64,22 @@ class Backend(ABC):
               label: str = "command") -> subprocess.Popen:
         """Start argv on the node in its own session, recorded so it is always stopped at teardown."""
         return self._start(node, argv, env, out, cwd, label)[0]
+
+    @contextmanager
+    def serving(self, node: NodeSpec, argv: list[str], env: dict[str, str], log: Path, label: str,
+                cwd: Path | None = None):
+        """A server on the node for the length of the block (nginx, NPtcp's receiver), then stopped."""
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            proc, entry = self._start(node, argv, env, out, cwd, label, owned=True)
+            try:
+                yield proc
+            finally:
+                try:
+                    reaper.stop([psutil.Process(proc.pid)], grace_s=2)
+                except psutil.Error:
+                    pass
+                self.state.forget(entry)
 
     # --- measuring ------------------------------------------------------------------------
 

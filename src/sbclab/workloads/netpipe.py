@@ -1,0 +1,96 @@
+"""NetPIPE between two nodes, over plain TCP (NPtcp) and over MPI (NPmpi): latency and throughput
+by message size, the two curves Baun compares (2016, Fig. 3). Debian's netpipe-tcp and
+netpipe-openmpi provide the programs."""
+
+import subprocess
+import time
+
+from ..cluster.spec import NodeSpec
+from ..errors import SbclabError
+from ..results.schema import Check, RunRecord
+from . import mpi
+from .base import RunContext, exited
+from .nodebench import _measured
+
+DEFAULT_UPPER = 8 * 2**20  # the largest message, bytes
+
+
+def parse(text: str) -> list[tuple[int, float, float]]:
+    """np.out: one line per message size: bytes, Mbit/s, seconds one way."""
+    points = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 3:
+            try:
+                points.append((int(fields[0]), float(fields[1]), float(fields[2])))
+            except ValueError:
+                continue
+    return points
+
+
+def summary(points: list[tuple[int, float, float]]) -> dict:
+    if not points:
+        return {}
+    small = min(points, key=lambda p: p[0])
+    peak = max(points, key=lambda p: p[1])
+    return {"latency_us": round(small[2] * 1e6, 2), "peak_mbit_s": round(peak[1], 2), "peak_at_bytes": peak[0],
+            "points": [[b, round(m, 3), round(s * 1e6, 3)] for b, m, s in points]}
+
+
+def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1) -> RunRecord:
+    backend = ctx.cluster.backend
+    (r_prefix, r_pre), (s_prefix, s_pre) = backend.on_node(receiver, []), backend.on_node(sender, [])
+    workdir = ctx.cluster.state.root / "netpipe"
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = workdir / f"tcp-{sender.name}-{receiver.name}.out"
+
+    def body():
+        out.unlink(missing_ok=True)
+        server = subprocess.Popen([*r_prefix, "NPtcp", "-u", str(upper)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, preexec_fn=r_pre, cwd=workdir)
+        try:
+            time.sleep(0.5)  # NPtcp has no readiness signal; the client retries its connect briefly too
+            client = subprocess.run([*s_prefix, "NPtcp", "-h", receiver.address, "-u", str(upper), "-o", str(out)],
+                                    capture_output=True, text=True, preexec_fn=s_pre, cwd=workdir, timeout=1800)
+        finally:
+            # The receiver ends with the last message; one the client never reached is stopped.
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        points = parse(out.read_text()) if out.exists() else []
+        checks = [Check(name="NPtcp finished", passed=client.returncode == 0, detail=(client.stderr or "")[-300:]),
+                  Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
+        return summary(points), checks
+    return _measured(ctx, "netpipe", sender, {"transport": "tcp", "peer": receiver.name, "upper_bytes": upper}, body,
+                     ["NPtcp", "-h", receiver.address, "-u", str(upper)], repetition)
+
+
+def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1) -> RunRecord:
+    """NPmpi with one rank on each node, launched like HPL."""
+    from .base import new_id
+    run_id = new_id("mpi", "netpipe")
+    workdir = ctx.cluster.state.root / "mpi" / run_id
+    workdir.mkdir(parents=True, exist_ok=True)
+    log = ctx.job_log(run_id, "netpipe")
+    mpi.preflight(ctx, [a, b], "NPmpi", "Debian's netpipe-openmpi", log)
+    with ctx.recording(run_id) as recorded:
+        outcome = mpi.mpirun(ctx, [a, b], 1, ["NPmpi", "-u", str(upper), "-o", str(workdir / "np.out")], workdir, log,
+                             "netpipe mpi", timeout_s=1800)
+    points = parse((workdir / "np.out").read_text()) if (workdir / "np.out").exists() else []
+    checks = [exited(outcome, "mpirun NPmpi"),
+              Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
+    return ctx.store_run(run_id=run_id, workload="netpipe", engine="mpi", repetition=repetition,
+                         parameters={"transport": "mpi", "node": a.name, "peer": b.name, "upper_bytes": upper},
+                         outcome=outcome, checks=checks, result=summary(points),
+                         extra_logs={"np.out": workdir / "np.out"}, recording=recorded.raw)
+
+
+def check_installed() -> None:
+    import shutil
+    missing = [p for p, pkg in (("NPtcp", "netpipe-tcp"), ("NPmpi", "netpipe-openmpi"), ("mpirun", "openmpi-bin"))
+               if not shutil.which(p)]
+    if missing:
+        raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
+                          "Install Debian's netpipe-tcp, netpipe-openmpi and openmpi-bin, or run 'make setup'.")

@@ -1,0 +1,125 @@
+"""Web-serving capacity, Hajji & Tso's method (2016, Fig. 4): nginx serves a static document from a
+worker; httperf on the master raises the request rate in steps of 100 req/s until the replies fall
+short of the requests or errors appear. The highest sustained rate, the network throughput there
+and the worker's CPU are the result, for each document size. Both ends stay on the cluster network:
+nginx listens on the worker's cluster address only."""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .. import profiles
+from ..cluster.spec import NodeSpec
+from ..errors import SbclabError
+from ..results.schema import Check, RunRecord
+from .base import RunContext
+from .nodebench import _measured
+
+DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
+PORT = 8080
+SUSTAINED = 0.95  # replies per second at least this share of the offered rate, and no errors
+
+
+def check_installed() -> None:
+    missing = [p for p in ("nginx", "httperf") if not shutil.which(p)]
+    if missing:
+        raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
+                          "Install Debian's nginx-light and httperf (apt-get install nginx-light httperf), or run 'make setup'.")
+
+
+def nginx_conf(root: Path, docs: Path, address: str, workers: int) -> str:
+    return f"""daemon off;
+worker_processes {workers};
+pid {root}/nginx.pid;
+error_log {root}/error.log;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  types {{ text/html html; }}
+  server {{ listen {address}:{PORT}; root {docs}; }}
+}}
+"""
+
+
+def make_documents(docs: Path, sizes_kb=DOC_SIZES_KB) -> None:
+    docs.mkdir(parents=True, exist_ok=True)
+    for kb in sizes_kb:
+        body = (b"<html><body>" + b"sbclab " * (kb * 1024))[: kb * 1024 - 14] + b"</body></html>"
+        (docs / f"doc-{kb}k.html").write_bytes(body)
+
+
+_TOTAL = re.compile(r"Total: connections (\d+) requests (\d+) replies (\d+) test-duration ([\d.]+) s")
+_ERRORS = re.compile(r"Errors: total (\d+)")
+_NET = re.compile(r"Net I/O: ([\d.]+) KB/s")
+_STATUS = re.compile(r"Reply status: 1xx=(\d+) 2xx=(\d+)")
+
+
+def parse_httperf(text: str) -> dict:
+    total, errors, net = _TOTAL.search(text), _ERRORS.search(text), _NET.search(text)
+    if not total:
+        raise SbclabError("httperf printed no totals.", "Read the run's log: httperf could not run.")
+    connections, requests, replies, seconds = (int(total.group(1)), int(total.group(2)), int(total.group(3)),
+                                               float(total.group(4)))
+    status = _STATUS.search(text)
+    return {"requests": requests, "replies": replies, "seconds": seconds,
+            "replies_per_s": round(replies / seconds, 1) if seconds else 0.0,
+            "errors": int(errors.group(1)) if errors else 0, "net_kb_s": float(net.group(1)) if net else None,
+            "ok_replies": int(status.group(2)) if status else None}
+
+
+def sustained(step: dict, rate: int) -> bool:
+    return (step["errors"] == 0 and step["replies"] >= step["requests"]
+            and step["replies_per_s"] >= SUSTAINED * rate)
+
+
+def capacity(ctx: RunContext, server: NodeSpec, doc_kb: int, step: int = 100, step_seconds: int = 10,
+             max_rate: int = 5000, repetition: int = 1) -> RunRecord:
+    backend, client = ctx.cluster.backend, ctx.cluster.spec.master
+    root = ctx.cluster.state.root / "web" / server.name
+    docs = root / "docs"
+    make_documents(docs, [doc_kb])
+    conf = root / "nginx.conf"
+    conf.write_text(nginx_conf(root, docs, server.address, profiles.board(server.board).cores))
+    c_prefix, c_pre = backend.on_node(client, [])
+    uri = f"/doc-{doc_kb}k.html"
+
+    def body():
+        steps = []
+        with backend.serving(server, ["nginx", "-c", str(conf), "-p", str(root)], {"PATH": "/usr/sbin:/usr/bin:/bin"},
+                             root / "nginx.log", "nginx"):
+            _wait_listening(c_prefix, c_pre, server.address)
+            rate = step
+            while rate <= max_rate:
+                done = subprocess.run([*c_prefix, "httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
+                                       "--rate", str(rate), "--num-conns", str(rate * step_seconds), "--timeout", "5"],
+                                      capture_output=True, text=True, preexec_fn=c_pre, timeout=step_seconds * 10 + 60)
+                figures = {"rate": rate, **parse_httperf(done.stdout)}
+                steps.append(figures)
+                if not sustained(figures, rate):
+                    break
+                rate += step
+        good = [s for s in steps if sustained(s, s["rate"])]
+        peak = good[-1] if good else None
+        result = {"doc_size": f"{doc_kb}KB", "peak_rate": peak["rate"] if peak else 0,
+                  "net_mbit_s_at_peak": round(peak["net_kb_s"] * 8 * 1024 / 1e6, 2) if peak and peak["net_kb_s"] else None,
+                  "steps": steps, "limited_by": "max rate reached" if peak and peak["rate"] >= max_rate else "replies fell short"}
+        checks = [Check(name="nginx answered", passed=bool(steps) and steps[0]["replies"] > 0,
+                        detail=f"{len(steps)} steps of {step} req/s"),
+                  Check(name="a sustained rate found", passed=peak is not None,
+                        detail=f"peak {result['peak_rate']} req/s" if peak else f"not even {step} req/s")]
+        return result, checks
+    return _measured(ctx, "web", server, {"doc_size": f"{doc_kb}KB", "client": client.name, "step": step,
+                                          "step_seconds": step_seconds, "max_rate": max_rate}, body,
+                     ["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri, "--rate", "R"], repetition)
+
+
+def _wait_listening(prefix: list[str], preexec, address: str, attempts: int = 50) -> None:
+    import time
+    for _ in range(attempts):
+        probe = subprocess.run([*prefix, "httperf", "--server", address, "--port", str(PORT), "--uri", "/",
+                                "--num-conns", "1", "--timeout", "1"], capture_output=True, text=True, preexec_fn=preexec)
+        if "replies 1" in probe.stdout:
+            return
+        time.sleep(0.2)
+    raise SbclabError(f"nginx did not answer on {address}:{PORT}.", "Read nginx.log in the cluster's web folder.")

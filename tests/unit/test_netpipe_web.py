@@ -1,0 +1,46 @@
+"""NetPIPE and httperf output, read from recorded runs; the web test's stopping rule and documents."""
+
+from pathlib import Path
+
+import pytest
+
+from sbclab.errors import SbclabError
+from sbclab.workloads import netpipe, web
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_netpipe_points_and_their_summary():
+    points = netpipe.parse((FIXTURES / "netpipe" / "np-tcp.out").read_text())
+    assert len(points) == 82 and points[0][0] == 1
+    s = netpipe.summary(points)
+    assert s["latency_us"] == pytest.approx(points[0][2] * 1e6, rel=1e-3)
+    assert s["peak_mbit_s"] == pytest.approx(max(p[1] for p in points), abs=0.01)
+
+
+def test_httperf_totals_rate_and_errors():
+    step = web.parse_httperf((FIXTURES / "web" / "httperf-300.txt").read_text())
+    assert step["requests"] == 900 and step["replies"] == 900 and step["errors"] == 0
+    assert step["replies_per_s"] == pytest.approx(900 / step["seconds"], rel=0.01)
+    assert web.sustained(step, 300)
+
+
+def test_a_step_with_errors_or_missing_replies_is_not_sustained():
+    assert not web.sustained({"requests": 1000, "replies": 990, "errors": 0, "replies_per_s": 99.0}, 100)
+    assert not web.sustained({"requests": 1000, "replies": 1000, "errors": 3, "replies_per_s": 100.0}, 100)
+    assert not web.sustained({"requests": 1000, "replies": 1000, "errors": 0, "replies_per_s": 80.0}, 100)
+
+
+def test_httperf_output_without_totals_is_an_error_with_advice():
+    with pytest.raises(SbclabError, match="log"):
+        web.parse_httperf("httperf: connection refused\n")
+
+
+def test_documents_have_their_exact_sizes(tmp_path):
+    web.make_documents(tmp_path, [1, 4, 100])
+    assert [(tmp_path / f"doc-{kb}k.html").stat().st_size for kb in (1, 4, 100)] == [1024, 4096, 102400]
+
+
+def test_nginx_listens_on_the_cluster_address_only(tmp_path):
+    conf = web.nginx_conf(tmp_path, tmp_path / "docs", "10.213.0.11", 4)
+    assert "listen 10.213.0.11:8080;" in conf and "daemon off;" in conf
