@@ -10,6 +10,10 @@ packages=(
   openjdk-17-jdk-headless  # Hadoop 3.3.6 and Spark 3.5 run on Java 17
   maven             # assembles Hadoop and Spark from Maven Central, builds the Spark jobs
   sysbench fio iperf3   # the seeds' micro-benchmarks: host calibration and node figures
+  stress-ng             # full load for the power figures
+  hpcc openmpi-bin      # HPL (in the HPC Challenge suite) across the nodes with OpenMPI
+  netpipe-tcp netpipe-openmpi  # NetPIPE latency and throughput, TCP and MPI
+  nginx-light httperf   # web-serving capacity
 )
 if [ "${1:-}" = "test" ]; then
   packages+=(chromium chromium-driver)  # the report is checked in a real browser
@@ -29,5 +33,12 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# nginx is started by sbclab inside a node, on the cluster's address; the package must not start a
+# server of its own on every address of this host, so services are not started while installing.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
