@@ -7,7 +7,7 @@ import jinja2
 from .. import atomic
 from ..analysis import reference
 from ..units import format_size
-from . import plots, tables
+from . import nodes, plots, tables
 from .build import Report
 
 SERIES_PLOTS_MAX = 6  # one run per workload and engine, the newest, so the file stays small
@@ -59,7 +59,9 @@ def render(report: Report) -> str:
         report=report, clusters=_clusters(report), cell_rows=cell_rows,
         comparison_rows=tables.comparison_rows(report), run_rows=tables.run_rows(report),
         reference_rows=tables.reference_rows(report), plots=figures_plots, series_plots=_series_plots(report),
-        excluded=report.excluded, any_estimate=any(f.power_estimated for f in report.figures),
+        excluded=report.excluded,
+        node_tables=[(title, rows) for title, rows in ((t, make(report)) for t, make in nodes.TABLES.values()) if rows],
+        node_plots=nodes.plots(report), any_estimate=any(f.power_estimated for f in report.figures),
         cost_column=f"energy_cost_per_year_{report.costs.currency.lower()}",
         commands=sorted({" ".join(r.command) for r in report.runs}),
         seeds=sorted({raw["citation"] for raw in reference.seeds().values()}),

@@ -88,7 +88,9 @@ def write_all(report: Report, out: Path) -> dict[str, Path]:
     written = {}
     everything = {"results": str(report.results), "generated_at": report.generated_at, "command": report.command,
                   "clusters": report.clusters, "warnings": report.warnings, "costs": report.costs.model_dump()}
-    for name, make in TABLES.items():
+    from . import nodes
+    everything_tables = {**TABLES, **{name: make for name, (_, make) in nodes.TABLES.items()}}
+    for name, make in everything_tables.items():
         rows = make(report)
         everything[name] = rows
         path = out / "tables" / f"{name}.csv"

@@ -1,0 +1,166 @@
+"""The per-node benchmarks, HPL, NetPIPE and web capacity in the seeds' layouts: events/s by threads
+(Lee & Park 2026, Table 4), MB/s by access and record size and 4 KB IOPS (Tables 6-7), iperf3 both
+ways (Table 5), W idle and under stress (Table 3), HPL by node count (Baun 2016, Table 7), NetPIPE
+curves (Baun Fig. 3) and web capacity by document size (Hajji & Tso 2016, Fig. 4). Repetitions are
+averaged; every row names its runs."""
+
+import statistics
+
+from ..analysis.cells import status
+from ..results.schema import RunRecord
+from .build import Report
+from .plots import Plot, _render, plt
+
+
+def _counted(report: Report, workload: str) -> list[RunRecord]:
+    return [r for r in report.runs if r.workload == workload and status(r) == "headline"]
+
+
+def _by(runs: list[RunRecord], key) -> dict:
+    groups: dict = {}
+    for run in runs:
+        groups.setdefault(key(run), []).append(run)
+    return groups
+
+
+def _mean(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(statistics.fmean(values), 3) if values else None
+
+
+def _who(run: RunRecord) -> dict:
+    node = run.parameters.get("node")
+    spec = next((n for n in run.cluster.nodes if n.name == node), None)
+    return {"node": node, "board": spec.board if spec else run.cluster.board,
+            "storage": spec.storage if spec else run.cluster.storage}
+
+
+def cpu_rows(report: Report) -> list[dict]:
+    rows = []
+    for (node, board), runs in sorted(_by(_counted(report, "sysbench-cpu"), lambda r: (_who(r)["node"], _who(r)["board"])).items()):
+        threads = sorted({t for r in runs for t in r.result.get("events_per_s", {})}, key=int)
+        rows.append({"node": node, "board": board, "n": len(runs),
+                     **{f"{t} threads": _mean(r.result["events_per_s"].get(t) for r in runs) for t in threads},
+                     "runs": " ".join(r.run_id for r in runs)})
+    return rows
+
+
+def storage_rows(report: Report) -> list[dict]:
+    rows = []
+    for (node, medium), runs in sorted(_by(_counted(report, "storage"), lambda r: (_who(r)["node"], _who(r)["storage"])).items()):
+        for access in ("seq-read", "seq-write", "rand-read", "rand-write"):
+            records = sorted({k for r in runs for k in r.result.get("mb_s", {}).get(access, {})},
+                             key=lambda s: float(s[:-1]) * {"k": 1, "m": 1024}[s[-1]])
+            row = {"node": node, "storage": medium, "access": access, "n": len(runs)}
+            row.update({f"{rec} MB/s": _mean(r.result["mb_s"][access].get(rec) for r in runs) for rec in records})
+            if access in ("rand-read", "rand-write"):
+                row["4k IOPS"] = _mean(r.result.get("iops_4k", {}).get(access) for r in runs)
+            if access in ("seq-read", "seq-write"):
+                row["buffered MB/s"] = _mean(r.result.get("buffered_mb_s", {}).get(access) for r in runs)
+            row["runs"] = " ".join(r.run_id for r in runs)
+            rows.append(row)
+    return rows
+
+
+def network_rows(report: Report) -> list[dict]:
+    return [{"node": node, "n": len(runs), "to master Mbit/s": _mean(r.result.get("to_master_mbit_s") for r in runs),
+             "from master Mbit/s": _mean(r.result.get("from_master_mbit_s") for r in runs),
+             "link Mbit/s": _mean(r.result.get("link_mbit_s") for r in runs), "runs": " ".join(r.run_id for r in runs)}
+            for node, runs in sorted(_by(_counted(report, "iperf"), lambda r: _who(r)["node"]).items())]
+
+
+def _node_power(run: RunRecord) -> tuple[float | None, str | None, float | None]:
+    m = run.measurements
+    node = run.parameters.get("node")
+    p = m.power.get(node) if m else None
+    temp = m.nodes[node].temp_max_c if m and node in m.nodes else None
+    return (p.avg_w if p else None), (p.source + (" (estimate)" if p.estimate else "") if p else None), temp
+
+
+def power_rows(report: Report) -> list[dict]:
+    rows = []
+    idle = _by(_counted(report, "idle"), lambda r: _who(r)["node"])
+    stress = _by(_counted(report, "stress"), lambda r: _who(r)["node"])
+    for node in sorted(set(idle) | set(stress)):
+        i, s = idle.get(node, []), stress.get(node, [])
+        sources = {_node_power(r)[1] for r in i + s} - {None}
+        rows.append({"node": node, "board": _who((i + s)[0])["board"], "idle W": _mean(_node_power(r)[0] for r in i),
+                     "stress W": _mean(_node_power(r)[0] for r in s),
+                     "max °C under stress": _mean(_node_power(r)[2] for r in s),
+                     "seconds": _mean(r.parameters.get("seconds") for r in i + s), "source": ", ".join(sorted(sources)),
+                     "runs": " ".join(r.run_id for r in i + s)})
+    return rows
+
+
+def hpl_rows(report: Report) -> list[dict]:
+    rows = []
+    groups = _by(_counted(report, "hpl"), lambda r: (r.parameters["nodes"], r.parameters["n"], r.parameters["nb"]))
+    base = None
+    for (nodes, n, nb), runs in sorted(groups.items()):
+        rmax = _mean(r.result.get("rmax_gflops") for r in runs)
+        watts = _mean(r.measurements.cluster_power.avg_w if r.measurements and r.measurements.cluster_power else None
+                      for r in runs)
+        if base is None and rmax:
+            base = (nodes, rmax)
+        rows.append({"nodes": nodes, "N": n, "NB": nb, "P x Q": f"{runs[0].parameters['p']} x {runs[0].parameters['q']}",
+                     "n": len(runs), "time s": _mean(r.result.get("hpl_seconds") for r in runs), "Rmax Gflops": rmax,
+                     "speedup": round(rmax / base[1], 3) if rmax and base and base[0] < nodes else (1.0 if rmax else None),
+                     "Rpeak here Gflops": _mean(r.result.get("rpeak_here_gflops") for r in runs),
+                     "efficiency": _mean(r.result.get("efficiency") for r in runs),
+                     "Mflops per W": round(rmax * 1000 / watts, 2) if rmax and watts else None,
+                     "runs": " ".join(r.run_id for r in runs)})
+    return rows
+
+
+def web_rows(report: Report) -> list[dict]:
+    rows = []
+    for (node, size), runs in sorted(_by(_counted(report, "web"), lambda r: (_who(r)["node"], r.result.get("doc_size"))).items(),
+                                     key=lambda kv: (kv[0][0], int(str(kv[0][1]).rstrip("KB") or 0))):
+        cpu = [r.measurements.nodes[node].cpu_busy_pct_mean for r in runs if r.measurements and node in r.measurements.nodes]
+        rows.append({"server": node, "document": size, "n": len(runs), "peak req/s": _mean(r.result.get("peak_rate") for r in runs),
+                     "Mbit/s at peak": _mean(r.result.get("net_mbit_s_at_peak") for r in runs),
+                     "server CPU %": _mean(cpu), "runs": " ".join(r.run_id for r in runs)})
+    return rows
+
+
+TABLES = {"node_cpu": ("CPU: sysbench events per second by threads (Lee & Park 2026, Table 4)", cpu_rows),
+          "node_storage": ("Storage: fio MB/s by access and record size, 4 KB IOPS (Tables 6-7)", storage_rows),
+          "node_network": ("Network: iperf3 between each worker and the master (Table 5)", network_rows),
+          "node_power": ("Power: idle and under stress-ng (Table 3)", power_rows),
+          "hpl": ("HPL by node count (Baun 2016, Table 7)", hpl_rows),
+          "web": ("Web-serving capacity by document size (Hajji & Tso 2016, Fig. 4)", web_rows)}
+
+
+def plots(report: Report) -> list[Plot]:
+    out = []
+    curves = _counted(report, "netpipe")
+    if curves:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+        for run in curves:
+            points = run.result.get("points") or []
+            label = f"{run.parameters.get('transport', '?').upper()} {run.parameters.get('node')}-{run.parameters.get('peer')}"
+            left.plot([p[0] for p in points], [p[1] for p in points], label=label)
+            right.plot([p[0] for p in points], [p[2] for p in points], label=label)
+        for ax, what in ((left, "throughput (Mbit/s)"), (right, "one-way time (µs)")):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("message size (bytes)")
+            ax.set_ylabel(what)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        right.set_yscale("log")
+        fig.suptitle("NetPIPE: TCP and MPI (Baun 2016, Fig. 3)", fontsize=10)
+        out.append(_render(fig, "NetPIPE", "NetPIPE throughput and latency by message size, TCP and MPI"))
+    rows = web_rows(report)
+    if rows:
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        ax.plot([r["document"] for r in rows], [r["peak req/s"] for r in rows], "o-", label="peak sustained req/s")
+        ax.set_xlabel("document size")
+        ax.set_ylabel("requests per second")
+        other = ax.twinx()
+        other.plot([r["document"] for r in rows], [r["Mbit/s at peak"] for r in rows], "s:", color="tab:orange",
+                   label="Mbit/s at peak")
+        other.set_ylabel("Mbit/s")
+        ax.grid(alpha=0.3)
+        ax.set_title("web-serving capacity (Hajji & Tso 2016, Fig. 4)", fontsize=10)
+        out.append(_render(fig, "Web capacity", "Highest sustained request rate and throughput by document size"))
+    return out

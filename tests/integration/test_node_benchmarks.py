@@ -1,0 +1,87 @@
+"""The seeds' per-node benchmarks, HPL, NetPIPE and web capacity on bare emulated nodes, at small sizes."""
+
+import os
+
+import pytest
+
+from sbclab import suite
+from sbclab.cluster import lifecycle
+from sbclab.monitor.settings import MonitorSettings
+from sbclab.results.store import ResultsStore
+from sbclab.workloads import hpl, netpipe, nodebench, web
+from sbclab.workloads.base import RunContext
+
+from .conftest import NOTHING, remove_if_left, small_spec
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota, link, disk) needs the emulated backend")
+
+NAME = "inode"
+SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0)
+
+
+@pytest.fixture(scope="module")
+def ctx(tmp_path_factory):
+    remove_if_left(NAME)
+    assert lifecycle.leftovers_on_host() == NOTHING
+    with suite.nodes_for(small_spec(NAME, subnet="10.217.0.0/24")) as cluster:
+        yield RunContext(cluster=cluster, store=ResultsStore(tmp_path_factory.mktemp("node") / "results"),
+                         monitor=SETTINGS)
+    assert lifecycle.leftovers_on_host() == NOTHING
+
+
+def stored(ctx, run):
+    """The run as read back from its document, valid, with its samples."""
+    back = ctx.store.runs_matching({run.run_id})[0]
+    assert back.valid, [c for c in back.validity.checks if not c.passed]
+    assert back.engine in ("node", "mpi") and back.measurements and back.measurements.nodes
+    return back
+
+
+def test_cpu_storage_network_and_power_figures_are_stored(ctx):
+    worker = ctx.cluster.spec.worker_nodes[0]
+    cpu = stored(ctx, nodebench.cpu(ctx, worker, threads=(1, 2, 4), seconds=2))
+    events = cpu.result["events_per_s"]
+    assert set(events) == {"1", "2", "4"} and all(v > 0 for v in events.values())
+    # The node's quota is well under one host core: more threads do not buy more events.
+    assert events["4"] < 1.5 * events["1"]
+
+    disk = stored(ctx, nodebench.storage(ctx, worker, size="16M", records=("4k", "16m"), seconds=1))
+    assert set(disk.result["mb_s"]) == {"seq-read", "seq-write", "rand-read", "rand-write"}
+    assert disk.result["mb_s"]["seq-write"]["16m"] <= 1.2 * worker.disk_write_bytes_s / 1e6
+    assert disk.result["iops_4k"]["rand-read"] > 0
+
+    net = stored(ctx, nodebench.network(ctx, worker, seconds=2))
+    for direction in ("to_master_mbit_s", "from_master_mbit_s"):
+        assert 0.5 * worker.link_mbit_s < net.result[direction] <= 1.1 * worker.link_mbit_s
+
+    idle, stress = (stored(ctx, r) for r in nodebench.power(ctx, worker, seconds=3))
+    busy = lambda run: run.measurements.nodes[worker.name].cpu_busy_pct_mean  # noqa: E731
+    assert busy(stress) > 80 and busy(idle) < 20
+    assert stress.measurements.power[worker.name].avg_w > idle.measurements.power[worker.name].avg_w
+
+
+def test_hpl_on_one_and_two_workers_passes_its_residual_check(ctx):
+    workers = list(ctx.cluster.spec.worker_nodes)
+    runs = [stored(ctx, hpl.run(ctx, workers[:count], n=1200, nb=32)) for count in (1, 2)]
+    for run, count in zip(runs, (1, 2)):
+        assert run.parameters["nodes"] == count and run.result["rmax_gflops"] > 0
+        assert run.result["residual"] is not None and run.result["efficiency"] > 0
+        ranks = run.parameters["ranks_per_node"] * count
+        assert run.parameters["p"] * run.parameters["q"] == ranks
+
+
+def test_netpipe_over_tcp_and_mpi_gives_curves(ctx):
+    a, b = ctx.cluster.spec.worker_nodes[:2]
+    for run in (netpipe.tcp(ctx, a, b, upper=2**16), netpipe.over_mpi(ctx, a, b, upper=2**16)):
+        back = stored(ctx, run)
+        assert len(back.result["points"]) > 10 and back.result["latency_us"] > 0
+        assert back.result["peak_mbit_s"] <= 1.2 * a.link_mbit_s
+
+
+def test_web_capacity_steps_until_replies_fall_short(ctx):
+    worker = ctx.cluster.spec.worker_nodes[0]
+    run = stored(ctx, web.capacity(ctx, worker, 10, step_seconds=2, max_rate=400))
+    steps = run.result["steps"]
+    assert steps[0]["rate"] == 100 and run.result["peak_rate"] >= 100
+    assert all(s["rate"] == 100 * (i + 1) for i, s in enumerate(steps))
+    assert run.result["net_mbit_s_at_peak"] <= 1.2 * worker.link_mbit_s
