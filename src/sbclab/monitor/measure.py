@@ -139,7 +139,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
                         "cpu_capacity_cores": target.get("cpu_capacity"), "cores": target.get("cores")}
     workers = [n.name for n in spec.worker_nodes]
     inter = None
-    if engine:
+    if engine in ("hadoop", "spark"):  # node tools and MPI programs have no input beside their own files
         inter = intermediate.measure(raw.nodes, raw.datanodes, workers, start, end, engine, counters, input_bytes)
         intermediate.attach_engine_by_node(inter, engine_by_host or {}, spec)
     phases = sorted(engine_phases, key=lambda p: p["start"])
