@@ -1,6 +1,7 @@
 """The command line: a thin layer over the library. Every command is a function tests can call."""
 
 import json
+import shutil
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -236,12 +237,14 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 @click.option("--step-seconds", type=click.IntRange(1, 600), default=10, show_default=True,
               help="web: seconds at each request rate (steps of 100 req/s).")
 @click.option("--max-rate", type=click.IntRange(100, 100000), default=5000, show_default=True, help="web: highest rate tried.")
+@click.option("--container", type=click.Choice(["docker", "podman"]), default=None,
+              help="web: also serve from a container on the same node, to report the overhead (Hajji & Tso Tables 1-2).")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
 @monitor_options
 def micro_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, benchmarks,
-                  node_name, seconds, power_seconds, file_size, doc_sizes, step_seconds, max_rate, repetitions, results,
-                  sample_hz, no_sampling, idle_baseline, power_file):
+                  node_name, seconds, power_seconds, file_size, doc_sizes, step_seconds, max_rate, container, repetitions,
+                  results, sample_hz, no_sampling, idle_baseline, power_file):
     """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
     power idle and under load with temperature (the seeds' Tables 3-7)."""
     from .workloads import netpipe, nodebench, web
@@ -256,6 +259,13 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
         netpipe.check_installed()
     if "web" in chosen:
         web.check_installed()
+    if container and not _runtime_answers(container):
+        _say(f"[yellow]No working {container} here (not installed, or its daemon does not answer '{container} info'): "
+             "--container does nothing; the native runs go ahead.[/yellow]")
+        container = None
+    if container:
+        raise SbclabError(f"Serving from a {container} container inside an emulated node is not supported yet.",
+                          "Run without --container; the native figures are what this version measures.")
     try:
         sizes_kb = [int(v) for v in _csv(doc_sizes)]
     except ValueError:
@@ -299,6 +309,16 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
     _print_summary(store, {r.run_id for r in runs})
     if not all(r.valid for r in runs):
         sys.exit(1)
+
+
+def _runtime_answers(runtime: str) -> bool:
+    if not shutil.which(runtime):
+        return False
+    import subprocess
+    try:
+        return subprocess.run([runtime, "info"], capture_output=True, timeout=20).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
 
 
 @main_group.command("hpl")

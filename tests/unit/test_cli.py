@@ -14,7 +14,7 @@ def sbclab(*args):
 
 @pytest.mark.parametrize("path", [[], ["cluster"], ["cluster", "up"], ["cluster", "status"], ["cluster", "down"],
                                   ["run"], ["results", "summary"], ["stack", "fetch"], ["profiles", "list"],
-                                  ["report"], ["compare"], ["query"]])
+                                  ["report"], ["compare"], ["query"], ["micro"], ["hpl"]])
 def test_every_command_has_help(path):
     result = CliRunner().invoke(main_group, [*path, "--help"])
     assert result.exit_code == 0
@@ -66,3 +66,18 @@ def test_a_power_source_for_a_node_the_cluster_lacks_is_refused():
     settings = MonitorSettings(power={"worker7": {"source": "rapl"}})
     with pytest.raises(SbclabError, match="worker7"):
         settings.check_nodes(["master", "worker1", "worker2"])
+
+
+def test_a_container_runtime_that_is_absent_is_said_and_does_nothing():
+    done = sbclab("micro", "--benchmarks", "web", "--container", "podman", "--node", "nowhere")
+    assert "does nothing" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_unknown_micro_benchmark_lists_the_known_ones():
+    done = sbclab("micro", "--benchmarks", "cpu,gpu")
+    assert done.returncode != 0 and "gpu" in done.stderr and "netpipe" in done.stderr
+
+
+def test_hpl_refuses_more_nodes_than_workers():
+    done = sbclab("hpl", "--workers", "2", "--nodes", "1,4")
+    assert done.returncode != 0 and "more workers" in done.stderr
