@@ -50,7 +50,9 @@ def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command:
     argv = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
             "-np", str(ranks_per_node * len(nodes)),
             "--host", ",".join(f"{n.address}:{ranks_per_node}" for n in nodes),
-            "--wdir", str(workdir)]
+            "--wdir", str(workdir),
+            # Every daemon is started from the master, as the node shell is only known to work from there.
+            "--mca", "plm_rsh_no_tree_spawn", "1"]
     if spec.backend == "emulated":
         subnet = str(spec.subnet)
         argv += ["--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet]
