@@ -34,7 +34,7 @@ def _timed(stack: Stack, argv: list[str], log: Path, label: str, timeout_s: floa
 
 
 def timed_on(stack: Stack, node, argv: list[str], env: dict[str, str], log: Path, label: str,
-             timeout_s: float) -> JobOutcome:
+             timeout_s: float, on_host: bool = False) -> JobOutcome:
     """Run a client command on a node, timed and marked in the run's recording like every job."""
     log.parent.mkdir(parents=True, exist_ok=True)
     offset = log.stat().st_size if log.exists() else 0
@@ -43,7 +43,7 @@ def timed_on(stack: Stack, node, argv: list[str], env: dict[str, str], log: Path
         recording.command_started(label)
     started_at = datetime.now(timezone.utc)
     start = time.monotonic()
-    status = stack.backend.run(node, argv, env, log, timeout_s=timeout_s, label=label)
+    status = stack.backend.run(node, argv, env, log, timeout_s=timeout_s, label=label, on_host=on_host)
     wall = time.monotonic() - start
     finished_at = datetime.now(timezone.utc)
     if recording is not None:

@@ -1,7 +1,9 @@
-"""MPI programs across the cluster's nodes with OpenMPI, launched from the master the way they are
-launched on boards, except that the remote shell is sbclab's node shell instead of ssh: it enters
-the node (its namespaces and cgroup when emulated), so ranks run inside the nodes they belong to
-and talk over the cluster's own network."""
+"""MPI programs across the cluster's nodes with OpenMPI. mpirun itself runs on this host, on the
+cluster's bridge address (it only starts and watches the ranks), and reaches each node through
+sbclab's node shell in place of ssh: it enters the node (its namespaces and cgroup when emulated),
+so ranks run inside the nodes they belong to and talk to each other over the cluster's network.
+From inside a node the shell could not enter another node's cgroup ('ip netns exec' gives a
+command its own /sys, without the cgroup hierarchy)."""
 
 import os
 import shutil
@@ -37,7 +39,7 @@ def preflight(ctx: RunContext, nodes: list[NodeSpec], program: str, package: str
     shell = agent(ctx)
     for node in nodes:
         status = ctx.cluster.backend.run(ctx.cluster.spec.master, [str(shell), node.address, "command", "-v", program],
-                                         env(ctx), log, timeout_s=60, label=f"reach {node.name}")
+                                         env(ctx), log, timeout_s=60, label=f"reach {node.name}", on_host=True)
         if status != 0:
             raise SbclabError(f"MPI cannot start '{program}' on {node.name} ({node.address}): exit status {status}.",
                               f"Check that the node is up and that {package} is installed there; read {log}.")
@@ -45,15 +47,18 @@ def preflight(ctx: RunContext, nodes: list[NodeSpec], program: str, package: str
 
 def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command: list[str], workdir: Path,
            log: Path, label: str, timeout_s: float = 7200) -> JobOutcome:
-    """Run command with ranks_per_node ranks on each node, mpirun itself on the master."""
+    """Run command with ranks_per_node ranks on each node, mpirun itself on this host."""
     spec = ctx.cluster.spec
     argv = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none",
             "-np", str(ranks_per_node * len(nodes)),
             "--host", ",".join(f"{n.address}:{ranks_per_node}" for n in nodes),
             "--wdir", str(workdir),
-            # Every daemon is started from the master, as the node shell is only known to work from there.
-            "--mca", "plm_rsh_no_tree_spawn", "1"]
+            # Every node's daemon is started from this host: the node shell works from here only.
+            "--mca", "plm_rsh_no_tree_spawn", "1",
+            # Ranks waiting for a message give their core away instead of spinning: a board's cores are
+            # the node's whole CPU (an emulated node's a share of one), and spinning ranks starve the busy ones.
+            "--mca", "mpi_yield_when_idle", "1"]
     if spec.backend == "emulated":
         subnet = str(spec.subnet)
         argv += ["--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet]
-    return timed_on(ctx.stack, spec.master, [*argv, *command], env(ctx), log, label, timeout_s)
+    return timed_on(ctx.stack, spec.master, [*argv, *command], env(ctx), log, label, timeout_s, on_host=True)

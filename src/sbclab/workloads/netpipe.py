@@ -74,12 +74,12 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
     workdir = ctx.cluster.state.root / "mpi" / run_id
     workdir.mkdir(parents=True, exist_ok=True)
     log = ctx.job_log(run_id, "netpipe")
-    mpi.preflight(ctx, [a, b], "NPmpi", "Debian's netpipe-openmpi", log)
+    mpi.preflight(ctx, [a, b], "NPopenmpi", "Debian's netpipe-openmpi", log)
     with ctx.recording(run_id) as recorded:
-        outcome = mpi.mpirun(ctx, [a, b], 1, ["NPmpi", "-u", str(upper), "-o", str(workdir / "np.out")], workdir, log,
+        outcome = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-o", str(workdir / "np.out")], workdir, log,
                              "netpipe mpi", timeout_s=1800)
     points = parse((workdir / "np.out").read_text()) if (workdir / "np.out").exists() else []
-    checks = [exited(outcome, "mpirun NPmpi"),
+    checks = [exited(outcome, "mpirun NPopenmpi"),
               Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
     return ctx.store_run(run_id=run_id, workload="netpipe", engine="mpi", repetition=repetition,
                          parameters={"transport": "mpi", "node": a.name, "peer": b.name, "upper_bytes": upper},
@@ -89,7 +89,7 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
 
 def check_installed() -> None:
     import shutil
-    missing = [p for p, pkg in (("NPtcp", "netpipe-tcp"), ("NPmpi", "netpipe-openmpi"), ("mpirun", "openmpi-bin"))
+    missing = [p for p, pkg in (("NPtcp", "netpipe-tcp"), ("NPopenmpi", "netpipe-openmpi"), ("mpirun", "openmpi-bin"))
                if not shutil.which(p)]
     if missing:
         raise SbclabError(f"Missing on this host: {', '.join(missing)}.",

@@ -121,11 +121,15 @@ class Backend(ABC):
         return proc, entry
 
     def run(self, node: NodeSpec, argv: list[str], env: dict[str, str], log: Path, timeout_s: float | None = None,
-            cwd: Path | None = None, label: str = "command") -> int:
-        """Run argv on the node to completion, its output appended to log; return the exit status."""
+            cwd: Path | None = None, label: str = "command", on_host: bool = False) -> int:
+        """Run argv on the node to completion, its output appended to log; return the exit status.
+
+        on_host: run it on this host instead, still recorded under the node (a launcher such as
+        mpirun, which reaches every node through the node shell)."""
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
-            proc, entry = self._start(node, argv, env, out, cwd, label, owned=True)
+            launch = (lambda _node, args: (args, None)) if on_host else None
+            proc, entry = self._start(node, argv, env, out, cwd, label, owned=True, launch=launch)
             try:
                 return proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
