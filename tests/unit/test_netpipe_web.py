@@ -29,6 +29,9 @@ def test_a_step_with_errors_or_missing_replies_is_not_sustained():
     assert not web.sustained({"requests": 1000, "replies": 990, "errors": 0, "replies_per_s": 99.0}, 100)
     assert not web.sustained({"requests": 1000, "replies": 1000, "errors": 3, "replies_per_s": 100.0}, 100)
     assert not web.sustained({"requests": 1000, "replies": 1000, "errors": 0, "replies_per_s": 80.0}, 100)
+    # Fast answers that are not the document (403, 404) do not count as serving it.
+    assert not web.sustained({"requests": 1000, "replies": 1000, "errors": 0, "replies_per_s": 100.0,
+                              "ok_replies": 0}, 100)
 
 
 def test_httperf_output_without_totals_is_an_error_with_advice():
@@ -42,5 +45,13 @@ def test_documents_have_their_exact_sizes(tmp_path):
 
 
 def test_nginx_listens_on_the_cluster_address_only(tmp_path):
-    conf = web.nginx_conf(tmp_path, tmp_path / "docs", "10.213.0.11", 4)
+    conf = web.nginx_conf(tmp_path, tmp_path / "docs", "10.213.0.11", 4, "root")
     assert "listen 10.213.0.11:8080;" in conf and "daemon off;" in conf
+
+
+def test_dd_sizes_and_summary_line():
+    from sbclab.workloads import nodebench
+    assert [nodebench._mebibytes(s) for s in ("100M", "16m", "1G", "512K")] == [100, 16, 1024, 1]
+    line = "8388608 bytes (8.4 MB, 8.0 MiB) copied, 0.013904 s, 603 MB/s\n"
+    match = nodebench._DD.search(line)
+    assert int(match.group(1)) / float(match.group(2)) / 1e6 == pytest.approx(603, rel=0.01)

@@ -6,6 +6,7 @@ import jinja2
 
 from .. import atomic
 from ..analysis import reference
+from ..analysis.cells import cluster_identity
 from ..units import format_size
 from . import nodes, plots, tables
 from .build import Report
@@ -22,7 +23,6 @@ def _num(value, digits: int = 2) -> str:
 def _clusters(report: Report) -> list[dict]:
     seen = {}
     for run in report.runs:
-        from ..analysis.cells import cluster_identity
         identity = cluster_identity(run)
         if identity in seen:
             continue

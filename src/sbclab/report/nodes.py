@@ -9,7 +9,7 @@ import statistics
 from ..analysis.cells import status
 from ..results.schema import RunRecord
 from .build import Report
-from .plots import Plot, _render, plt
+from .plots import Plot, plt, render_figure
 
 
 def _counted(report: Report, workload: str) -> list[RunRecord]:
@@ -56,7 +56,7 @@ def storage_rows(report: Report) -> list[dict]:
             if access in ("rand-read", "rand-write"):
                 row["4k IOPS"] = _mean(r.result.get("iops_4k", {}).get(access) for r in runs)
             if access in ("seq-read", "seq-write"):
-                row["buffered MB/s"] = _mean(r.result.get("buffered_mb_s", {}).get(access) for r in runs)
+                row["dd MB/s"] = _mean(r.result.get("buffered_mb_s", {}).get(access) for r in runs)
             row["runs"] = " ".join(r.run_id for r in runs)
             rows.append(row)
     return rows
@@ -123,12 +123,21 @@ def web_rows(report: Report) -> list[dict]:
     return rows
 
 
-TABLES = {"node_cpu": ("CPU: sysbench events per second by threads (Lee & Park 2026, Table 4)", cpu_rows),
-          "node_storage": ("Storage: fio MB/s by access and record size, 4 KB IOPS (Tables 6-7)", storage_rows),
-          "node_network": ("Network: iperf3 between each worker and the master (Table 5)", network_rows),
-          "node_power": ("Power: idle and under stress-ng (Table 3)", power_rows),
-          "hpl": ("HPL by node count (Baun 2016, Table 7)", hpl_rows),
-          "web": ("Web-serving capacity by document size (Hajji & Tso 2016, Fig. 4)", web_rows)}
+def _uniform(make):
+    """Every row with every column of the table (in first-seen order, runs last), for CSV and HTML."""
+    def rows(report: Report) -> list[dict]:
+        found = make(report)
+        columns = list(dict.fromkeys(k for row in found for k in row if k != "runs")) + ["runs"]
+        return [{c: row.get(c) for c in columns} for row in found]
+    return rows
+
+
+TABLES = {"node_cpu": ("CPU: sysbench events per second by threads (Lee & Park 2026, Table 4)", _uniform(cpu_rows)),
+          "node_storage": ("Storage: fio MB/s by access and record size, 4 KB IOPS (Tables 6-7)", _uniform(storage_rows)),
+          "node_network": ("Network: iperf3 between each worker and the master (Table 5)", _uniform(network_rows)),
+          "node_power": ("Power: idle and under stress-ng (Table 3)", _uniform(power_rows)),
+          "hpl": ("HPL by node count (Baun 2016, Table 7)", _uniform(hpl_rows)),
+          "web": ("Web-serving capacity by document size (Hajji & Tso 2016, Fig. 4)", _uniform(web_rows))}
 
 
 def plots(report: Report) -> list[Plot]:
@@ -149,7 +158,7 @@ def plots(report: Report) -> list[Plot]:
             ax.legend(fontsize=7)
         right.set_yscale("log")
         fig.suptitle("NetPIPE: TCP and MPI (Baun 2016, Fig. 3)", fontsize=10)
-        out.append(_render(fig, "NetPIPE", "NetPIPE throughput and latency by message size, TCP and MPI"))
+        out.append(render_figure(fig, "NetPIPE", "NetPIPE throughput and latency by message size, TCP and MPI"))
     rows = web_rows(report)
     if rows:
         fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -162,5 +171,5 @@ def plots(report: Report) -> list[Plot]:
         other.set_ylabel("Mbit/s")
         ax.grid(alpha=0.3)
         ax.set_title("web-serving capacity (Hajji & Tso 2016, Fig. 4)", fontsize=10)
-        out.append(_render(fig, "Web capacity", "Highest sustained request rate and throughput by document size"))
+        out.append(render_figure(fig, "Web capacity", "Highest sustained request rate and throughput by document size"))
     return out

@@ -21,7 +21,7 @@ class Plot:
     data_uri: str
 
 
-def _render(fig, title: str, alt: str) -> Plot:
+def render_figure(fig, title: str, alt: str) -> Plot:
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png", dpi=110)
@@ -61,7 +61,7 @@ def execution_times(figures: list[CellFigures]) -> list[Plot]:
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        plots.append(_render(fig, f"Execution time — {workload}{size_text}",
+        plots.append(render_figure(fig, f"Execution time — {workload}{size_text}",
                              f"Execution time of {workload}{size_text} by worker count, {cluster}"))
     return plots
 
@@ -94,7 +94,7 @@ def speedup_curves(comparisons: list[Comparison]) -> list[Plot]:
         ax.grid(alpha=0.3)
         ax.set_ylim(bottom=0)
     left.legend(fontsize=7)
-    return [_render(fig, "Speedup and efficiency", "Speedup and parallel efficiency by worker count with the ideal line")]
+    return [render_figure(fig, "Speedup and efficiency", "Speedup and parallel efficiency by worker count with the ideal line")]
 
 
 def intermediate_by_size(figures: list[CellFigures]) -> list[Plot]:
@@ -120,7 +120,7 @@ def intermediate_by_size(figures: list[CellFigures]) -> list[Plot]:
     ax.set_title("intermediate data written, as a multiple of the input", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return [_render(fig, "Intermediate data", "Intermediate data as a multiple of the input by input size, both engines")]
+    return [render_figure(fig, "Intermediate data", "Intermediate data as a multiple of the input by input size, both engines")]
 
 
 def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
@@ -141,7 +141,7 @@ def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
         ax.tick_params(axis="y", labelsize=7)
     estimated = any(f.power_estimated for f in rows)
     fig.suptitle("energy and performance per watt" + (" (power estimated from CPU load)" if estimated else ""), fontsize=10)
-    return [_render(fig, "Energy and performance per watt", "Energy per run and performance per watt by cell")]
+    return [render_figure(fig, "Energy and performance per watt", "Energy per run and performance per watt by cell")]
 
 
 def run_series(series: dict, title: str) -> list[Plot]:
@@ -169,7 +169,7 @@ def run_series(series: dict, title: str) -> list[Plot]:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6, ncol=3)
     fig.suptitle(title, fontsize=10)
-    plots = [_render(fig, f"Time series — {title}", f"CPU, network and disk of each node over {title}")]
+    plots = [render_figure(fig, f"Time series — {title}", f"CPU, network and disk of each node over {title}")]
     has_clock = any(any(v is not None for v in n["columns"].get("clock_mhz_mean", [])) for n in nodes.values())
     has_temp = any(any(v is not None for v in n["columns"].get("temp_max_c", [])) for n in nodes.values())
     if has_clock or has_temp:
@@ -189,7 +189,7 @@ def run_series(series: dict, title: str) -> list[Plot]:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6, loc="lower left")
         _mark_phases([ax], series, start)
-        plots.append(_render(fig, f"CPU clock and temperature — {title}", f"CPU clock and temperature of each node over {title}"))
+        plots.append(render_figure(fig, f"CPU clock and temperature — {title}", f"CPU clock and temperature of each node over {title}"))
     return plots
 
 

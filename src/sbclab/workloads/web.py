@@ -4,6 +4,7 @@ short of the requests or errors appear. The highest sustained rate, the network 
 and the worker's CPU are the result, for each document size. Both ends stay on the cluster network:
 nginx listens on the worker's cluster address only."""
 
+import getpass
 import re
 import shutil
 import subprocess
@@ -28,8 +29,11 @@ def check_installed() -> None:
                           "Install Debian's nginx-light and httperf (apt-get install nginx-light httperf), or run 'make setup'.")
 
 
-def nginx_conf(root: Path, docs: Path, address: str, workers: int) -> str:
+def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
+    # Workers run as the user sbclab runs as: the documents live under its home, which nginx's
+    # default user may not read (every reply would be a 403, fast and worthless).
     return f"""daemon off;
+user {user};
 worker_processes {workers};
 pid {root}/nginx.pid;
 error_log {root}/error.log;
@@ -69,7 +73,10 @@ def parse_httperf(text: str) -> dict:
 
 
 def sustained(step: dict, rate: int) -> bool:
+    """Every request answered with the document (2xx), no errors, at the offered rate."""
+    served = step.get("ok_replies")
     return (step["errors"] == 0 and step["replies"] >= step["requests"]
+            and (served is None or served >= step["requests"])
             and step["replies_per_s"] >= SUSTAINED * rate)
 
 
@@ -80,7 +87,7 @@ def capacity(ctx: RunContext, server: NodeSpec, doc_kb: int, step: int = 100, st
     docs = root / "docs"
     make_documents(docs, [doc_kb])
     conf = root / "nginx.conf"
-    conf.write_text(nginx_conf(root, docs, server.address, profiles.board(server.board).cores))
+    conf.write_text(nginx_conf(root, docs, server.address, profiles.board(server.board).cores, getpass.getuser()))
     c_prefix, c_pre = backend.on_node(client, [])
     uri = f"/doc-{doc_kb}k.html"
 
