@@ -60,5 +60,6 @@ def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command:
             "--mca", "mpi_yield_when_idle", "1"]
     if spec.backend == "emulated":
         subnet = str(spec.subnet)
-        argv += ["--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet]
+        # Shared memory between ranks of one node, TCP over the cluster network between nodes.
+        argv += ["--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet]
     return timed_on(ctx.stack, spec.master, [*argv, *command], env(ctx), log, label, timeout_s, on_host=True)
