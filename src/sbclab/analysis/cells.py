@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from ..results.schema import RunRecord
+from ..units import format_size
 from .stats import Estimate, estimate, spread_warning
 
 # Parameters that say where data lives or how it was prepared, not what was measured.
@@ -83,7 +84,6 @@ class CellKey:
                    json.dumps(extra, sort_keys=True) if extra else "")
 
     def label(self) -> str:
-        from ..units import format_size
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
         return f"{self.workload}/{self.engine}{size} {self.workers}w {self.board}/{self.storage} {self.preset}"
 

@@ -6,11 +6,10 @@ import subprocess
 import time
 
 from ..cluster.spec import NodeSpec
-from ..errors import SbclabError
 from ..results.schema import Check, RunRecord
 from . import mpi
 from .base import RunContext, exited
-from .nodebench import _measured
+from .nodebench import check_tools, measured_run
 
 DEFAULT_UPPER = 8 * 2**20  # the largest message, bytes
 
@@ -63,7 +62,7 @@ def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFA
         checks = [Check(name="NPtcp finished", passed=client.returncode == 0, detail=(client.stderr or "")[-300:]),
                   Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
         return summary(points), checks
-    return _measured(ctx, "netpipe", sender, {"transport": "tcp", "peer": receiver.name, "upper_bytes": upper}, body,
+    return measured_run(ctx, "netpipe", sender, {"transport": "tcp", "peer": receiver.name, "upper_bytes": upper}, body,
                      ["NPtcp", "-h", receiver.address, "-u", str(upper)], repetition)
 
 
@@ -88,9 +87,4 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
 
 
 def check_installed() -> None:
-    import shutil
-    missing = [p for p, pkg in (("NPtcp", "netpipe-tcp"), ("NPopenmpi", "netpipe-openmpi"), ("mpirun", "openmpi-bin"))
-               if not shutil.which(p)]
-    if missing:
-        raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
-                          "Install Debian's netpipe-tcp, netpipe-openmpi and openmpi-bin, or run 'make setup'.")
+    check_tools({"NPtcp": "netpipe-tcp", "NPopenmpi": "netpipe-openmpi", "mpirun": "openmpi-bin"})

@@ -30,15 +30,16 @@ ACCESSES = {"seq-read": "read", "seq-write": "write", "rand-read": "randread", "
 TOOLS = {"sysbench": "sysbench", "fio": "fio", "iperf3": "iperf3", "stress-ng": "stress-ng"}
 
 
-def check_tools(names: list[str]) -> None:
-    """A tool missing is said before anything starts."""
-    missing = [n for n in names if not shutil.which(n)]
+def check_tools(packages_by_program: dict[str, str]) -> None:
+    """A program missing is said before anything starts, with the Debian package that brings it."""
+    missing = {program: package for program, package in packages_by_program.items() if not shutil.which(program)}
     if missing:
         raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
-                          f"Install the Debian packages (apt-get install {' '.join(missing)}), or run 'make setup'.")
+                          f"Install the Debian packages (apt-get install {' '.join(sorted(set(missing.values())))}), "
+                          "or run 'make setup'.")
 
 
-def _measured(ctx: RunContext, workload: str, node: NodeSpec, parameters: dict[str, Any],
+def measured_run(ctx: RunContext, workload: str, node: NodeSpec, parameters: dict[str, Any],
               body: Callable[[], tuple[dict, list[Check]]], command: list[str], repetition: int = 1) -> RunRecord:
     """Run body under the node samplers and store it as a run of engine 'node'."""
     run_id = new_id("node", workload)
@@ -75,7 +76,7 @@ def cpu(ctx: RunContext, node: NodeSpec, threads=THREADS, max_prime: int = 2000,
         figures = {str(t): round(sysbench_cpu(max_prime, t, seconds, prefix, preexec), 2) for t in threads}
         return {"events_per_s": figures}, [Check(name="events counted", passed=all(v > 0 for v in figures.values()),
                                                  detail=", ".join(f"{t} threads: {v}" for t, v in figures.items()))]
-    return _measured(ctx, "sysbench-cpu", node, {"threads": list(threads), "max_prime": max_prime, "seconds": seconds},
+    return measured_run(ctx, "sysbench-cpu", node, {"threads": list(threads), "max_prime": max_prime, "seconds": seconds},
                      body, ["sysbench", "cpu", f"--cpu-max-prime={max_prime}", "--threads=N", f"--time={seconds}", "run"],
                      repetition)
 
@@ -105,7 +106,7 @@ def storage(ctx: RunContext, node: NodeSpec, size: str = "100M", records=RECORDS
         result = {"mb_s": mb_s, "iops_4k": iops, "buffered_mb_s": buffered, "file": size}
         ok = all(v > 0 for per in mb_s.values() for v in per.values())
         return result, [Check(name="every pattern measured", passed=ok, detail=f"{len(ACCESSES) * len(records)} direct patterns")]
-    return _measured(ctx, "storage", node, {"size": size, "records": list(records), "seconds": seconds}, body,
+    return measured_run(ctx, "storage", node, {"size": size, "records": list(records), "seconds": seconds}, body,
                      ["fio", "--direct=1", "--ioengine=psync", f"--size={size}"], repetition)
 
 
@@ -154,7 +155,7 @@ def network(ctx: RunContext, worker: NodeSpec, seconds: int = 5, repetition: int
                   "link_mbit_s": round(worker.link_mbit_s, 1)}
         return result, [Check(name="both directions measured", passed=to_master > 0 and from_master > 0,
                               detail=f"{to_master:.0f} / {from_master:.0f} Mbit/s")]
-    return _measured(ctx, "iperf", worker, {"peer": master.name, "seconds": seconds}, body,
+    return measured_run(ctx, "iperf", worker, {"peer": master.name, "seconds": seconds}, body,
                      ["iperf3", "-c", master.address, "-t", str(seconds)], repetition)
 
 
@@ -173,6 +174,6 @@ def power(ctx: RunContext, node: NodeSpec, seconds: int = 60, repetition: int = 
                               capture_output=True, text=True, preexec_fn=preexec)
         return ({"seconds": seconds, "workers": cores},
                 [Check(name="stress-ng finished", passed=done.returncode == 0, detail=(done.stderr or "")[-300:])])
-    return [_measured(ctx, "idle", node, {"seconds": seconds}, idle, ["sleep", str(seconds)], repetition),
-            _measured(ctx, "stress", node, {"seconds": seconds, "cpu_workers": cores}, stress,
+    return [measured_run(ctx, "idle", node, {"seconds": seconds}, idle, ["sleep", str(seconds)], repetition),
+            measured_run(ctx, "stress", node, {"seconds": seconds, "cpu_workers": cores}, stress,
                       ["stress-ng", "--cpu", str(cores), "--timeout", f"{seconds}s"], repetition)]

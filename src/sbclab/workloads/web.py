@@ -6,8 +6,8 @@ nginx listens on the worker's cluster address only."""
 
 import getpass
 import re
-import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from .. import profiles
@@ -15,7 +15,7 @@ from ..cluster.spec import NodeSpec
 from ..errors import SbclabError
 from ..results.schema import Check, RunRecord
 from .base import RunContext
-from .nodebench import _measured
+from .nodebench import check_tools, measured_run
 
 DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
 PORT = 8080
@@ -23,10 +23,7 @@ SUSTAINED = 0.95  # replies per second at least this share of the offered rate, 
 
 
 def check_installed() -> None:
-    missing = [p for p in ("nginx", "httperf") if not shutil.which(p)]
-    if missing:
-        raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
-                          "Install Debian's nginx-light and httperf (apt-get install nginx-light httperf), or run 'make setup'.")
+    check_tools({"nginx": "nginx-light", "httperf": "httperf"})
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
@@ -63,8 +60,7 @@ def parse_httperf(text: str) -> dict:
     total, errors, net = _TOTAL.search(text), _ERRORS.search(text), _NET.search(text)
     if not total:
         raise SbclabError("httperf printed no totals.", "Read the run's log: httperf could not run.")
-    connections, requests, replies, seconds = (int(total.group(1)), int(total.group(2)), int(total.group(3)),
-                                               float(total.group(4)))
+    requests, replies, seconds = int(total.group(2)), int(total.group(3)), float(total.group(4))
     status = _STATUS.search(text)
     return {"requests": requests, "replies": replies, "seconds": seconds,
             "replies_per_s": round(replies / seconds, 1) if seconds else 0.0,
@@ -116,13 +112,12 @@ def capacity(ctx: RunContext, server: NodeSpec, doc_kb: int, step: int = 100, st
                   Check(name="a sustained rate found", passed=peak is not None,
                         detail=f"peak {result['peak_rate']} req/s" if peak else f"not even {step} req/s")]
         return result, checks
-    return _measured(ctx, "web", server, {"doc_size": f"{doc_kb}KB", "client": client.name, "step": step,
+    return measured_run(ctx, "web", server, {"doc_size": f"{doc_kb}KB", "client": client.name, "step": step,
                                           "step_seconds": step_seconds, "max_rate": max_rate}, body,
                      ["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri, "--rate", "R"], repetition)
 
 
 def _wait_listening(prefix: list[str], preexec, address: str, attempts: int = 50) -> None:
-    import time
     for _ in range(attempts):
         probe = subprocess.run([*prefix, "httperf", "--server", address, "--port", str(PORT), "--uri", "/",
                                 "--num-conns", "1", "--timeout", "1"], capture_output=True, text=True, preexec_fn=preexec)
