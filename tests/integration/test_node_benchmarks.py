@@ -56,7 +56,10 @@ def test_cpu_storage_network_and_power_figures_are_stored(ctx):
 
     idle, stress = (stored(ctx, r) for r in nodebench.power(ctx, worker, seconds=3))
     figures = lambda run: run.measurements.nodes[worker.name]  # noqa: E731
-    assert figures(stress).cpu_busy_pct_max >= 90 and figures(idle).cpu_busy_pct_max < 20
+    # Idle is judged by its mean: one half-second sample can catch the node's own start-up work
+    # (28 % was seen), while stress-ng holds every sample near the quota.
+    assert figures(stress).cpu_busy_pct_max >= 90 and figures(stress).cpu_busy_pct_mean >= 60
+    assert figures(idle).cpu_busy_pct_mean < 15
     assert stress.measurements.power[worker.name].avg_w > idle.measurements.power[worker.name].avg_w
 
 
