@@ -67,7 +67,7 @@ def _cpu_node(a: dict, b: dict, dt: float, target: dict) -> dict:
     if used is None:
         return {}
     capacity = dt * 1e9 * float(target.get("cpu_capacity") or 1)
-    # The quota is enforced per 100 ms period, which sample intervals do not line up with, so one
+    # The quota is enforced per CFS period, which sample intervals do not line up with, so one
     # interval can hold a little more than its share; shares are capped, cores used are not.
     busy = min(1.0, used / capacity)
     user, system = _delta(a, b, "cgroup_cpu", "user_ns"), _delta(a, b, "cgroup_cpu", "system_ns")
