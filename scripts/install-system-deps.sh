@@ -17,6 +17,7 @@ packages=(
 )
 if [ "${1:-}" = "test" ]; then
   packages+=(chromium chromium-driver)  # the report is checked in a real browser
+  packages+=(openssh-server)            # boards reached over SSH are played by sshd in network namespaces
 fi
 
 missing=()
@@ -33,8 +34,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-# nginx is started by sbclab inside a node, on the cluster's address; the package must not start a
-# server of its own on every address of this host, so services are not started while installing.
+# nginx and sshd are started by sbclab or its tests inside a node, on the cluster's address; the
+# packages must not start servers of their own on this host, so services are not started while installing.
 policy=/usr/sbin/policy-rc.d
 if [ ! -e "$policy" ]; then
   printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod +x "$policy"

@@ -527,6 +527,40 @@ def report_command(results_dir, out, kwh_price, currency, switch_usd, psu_usd):
         console.print(f"{kind:12} {path}")
 
 
+@main_group.command("doctor")
+@click.option("--inventory", "inventory_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The boards, as a YAML inventory (examples/inventory.yml).")
+@click.option("--workload", default="terasort", show_default=True, help="The workload whose disk need is checked.")
+@click.option("--size", "size_bytes", default="1GB", show_default=True, callback=_size,
+              help="Its data size: each worker needs its share of the input's replicas, intermediate data and output.")
+@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
+@click.option("--accept-new-host-keys", is_flag=True,
+              help="Record the key of a board never seen before (trust on first use); a changed key is refused always.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+def doctor_command(inventory_file, workload, size_bytes, known_hosts, accept_new_host_keys, as_json):
+    """Preflight of the boards in an inventory: reachable, Java, free space, RAM, clocks, hostname,
+    governor, and on Pis throttling, temperature, power supply, fstrim and PCIe. Exits 1 on a blocker."""
+    from .cluster import doctor, inventory, remote
+    hosts = inventory.load(inventory_file)
+    need = doctor.need_per_node(workload, size_bytes, len(hosts.workers))
+    findings = doctor.examine(hosts, need, known_hosts or remote.DEFAULT_KNOWN_HOSTS, accept_new_host_keys)
+    blocking = doctor.blockers(findings)
+    if as_json:
+        click.echo(json.dumps({"findings": doctor.as_dicts(findings), "blockers": len(blocking)}, indent=2))
+    else:
+        table = Table(title=f"Preflight of {inventory_file} ({workload} at {format_size(size_bytes)})", title_justify="left")
+        for column in ("node", "check", "result", "finding", "fix"):
+            table.add_column(column, overflow="fold")
+        colour = {"ok": "green", "warning": "yellow", "blocker": "red"}
+        for f in findings:
+            table.add_row(f.node, f.check, f"[{colour[f.severity]}]{f.severity}[/]", f.finding, f.fix)
+        console.print(table)
+        console.print(f"{len(blocking)} blocker(s)" if blocking else "no blockers")
+    if blocking:
+        sys.exit(1)
+
+
 @main_group.command("compare")
 @click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
 def compare_command(results_dir):

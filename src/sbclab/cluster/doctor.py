@@ -1,0 +1,255 @@
+"""Preflight of real boards: what the seeds learned the hard way, checked before an hour-long suite.
+
+Every board is asked for its facts in one SSH round (a fixed script, values passed as arguments),
+then each fact is judged here. A finding names the node, what was found and the fix; a blocker makes
+`sbclab doctor` exit non-zero and stops a suite before it starts. Where the judgement comes from:
+
+- free space on the data directory against the experiment's need: the input's replicas plus the
+  workload's intermediate and output volume per input byte (Hadoop TeraSort about 4x, the seeds);
+- RAM against the YARN containers sbclab gives the worker plus the reserve for the OS and daemons;
+- a hostname that resolves to a loopback address makes Hadoop daemons bind there and be unreachable;
+- Pi firmware: any `get_throttled` bit (under-voltage, capped, throttled, soft limit) spoils runs;
+  the 2026 seed powered each Pi 5 with the official 27 W supply (5 A), whose limit the firmware
+  reports in the device tree; a warm idle board will throttle under load;
+- fstrim keeps SSD write speed steady between runs (the seeds trimmed before every run); an NVMe
+  drive on PCIe gen 2 where the profile is gen 3 runs at half the link speed (dtparam=pciex1_gen=3).
+"""
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from .. import profiles
+from ..errors import SbclabError
+from . import remote
+from .inventory import Host, Inventory
+from .spec import WORKER_RESERVED_MB, yarn_memory_mb
+
+Severity = Literal["ok", "warning", "blocker"]
+CLOCK_OFFSET_WARN_S = 1.0
+IDLE_TEMP_WARN_C = 60.0
+PI5_FULL_SUPPLY_MA = 5000
+SSD_INTERFACES = ("pcie", "usb3", "sata")
+
+# Run by `sh -s DATA_DIR`: one `key=value` per line; nothing from the inventory is spliced into it.
+FACTS_SCRIPT = r"""
+dir="$1"
+echo "hostname=$(hostname)"
+echo "resolves=$(getent hosts "$(hostname)" | awk '{print $1; exit}')"
+if command -v java >/dev/null 2>&1; then echo "java=$(java -version 2>&1 | head -n 1)"; else echo "java="; fi
+awk '/^MemTotal:/{print "mem_total_kb=" $2} /^MemAvailable:/{print "mem_available_kb=" $2}' /proc/meminfo
+probe="$dir"
+while [ ! -d "$probe" ] && [ "$probe" != "/" ]; do probe=$(dirname "$probe"); done
+echo "data_dir_exists=$([ -d "$dir" ] && echo yes || echo no)"
+echo "data_dir_free_kb=$(df -Pk "$probe" | awk 'NR==2{print $4}')"
+echo "governor=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null)"
+echo "thermal_millic=$(cat /sys/class/thermal/thermal_zone0/temp 2>/dev/null)"
+echo "fstrim=$(command -v fstrim)"
+if command -v vcgencmd >/dev/null 2>&1; then
+  echo "throttled=$(vcgencmd get_throttled | cut -d= -f2)"
+  echo "vc_temp=$(vcgencmd measure_temp | tr -dc '0-9.')"
+fi
+if [ -r /proc/device-tree/chosen/power/max_current ]; then
+  echo "psu_max_current_ma=$(od -An -tu4 --endian=big /proc/device-tree/chosen/power/max_current | tr -d ' ')"
+fi
+echo "model=$(tr -d '\0' < /proc/device-tree/model 2>/dev/null)"
+for d in /sys/class/nvme/nvme*; do
+  [ -r "$d/device/current_link_speed" ] && echo "nvme_link=$(basename "$d") $(cat "$d/device/current_link_speed")"
+done
+echo "clock=$(date +%s.%N)"
+"""
+
+
+@dataclass(frozen=True)
+class Finding:
+    node: str
+    check: str
+    severity: Severity
+    finding: str
+    fix: str = ""
+
+
+def parse_facts(text: str) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip():
+            key = key.strip()
+            facts[key] = f"{facts[key]}\n{value.strip()}" if key in facts else value.strip()
+    return facts
+
+
+def _number(facts: dict, key: str) -> float | None:
+    try:
+        return float(facts.get(key, ""))
+    except ValueError:
+        return None
+
+
+def _pcie_generation(speed: str) -> int | None:
+    """current_link_speed '8.0 GT/s PCIe' -> 3 (2.5 GT/s gen 1, 5 gen 2, 8 gen 3, 16 gen 4)."""
+    try:
+        rate = float(speed.split()[0])
+    except (ValueError, IndexError):
+        return None
+    return {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5}.get(rate)
+
+
+def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
+    """The findings for one board from its facts."""
+    out: list[Finding] = []
+
+    def add(check: str, severity: Severity, finding: str, fix: str = "") -> None:
+        out.append(Finding(host.name, check, severity, finding, fix))
+
+    board = profiles.board(host.board)
+    medium = profiles.storage(host.storage)
+
+    java = facts.get("java", "")
+    if java:
+        add("java", "ok", java)
+    else:
+        add("java", "blocker", "no java on the PATH",
+            "Run 'sbclab cluster up --inventory ...', which installs a Java 17 runtime, or apt-get install openjdk-17-jre-headless.")
+
+    resolves = facts.get("resolves", "")
+    if resolves.startswith("127.") or resolves == "::1":
+        add("hostname", "blocker", f"'{facts.get('hostname')}' resolves to {resolves}, a loopback address",
+            f"Map the hostname to {host.address} in /etc/hosts (Debian and Raspberry Pi OS put 127.0.1.1 there); "
+            "Hadoop daemons would otherwise listen where no other node can reach them.")
+    else:
+        add("hostname", "ok", f"'{facts.get('hostname')}' resolves to {resolves or 'nothing locally (DNS)'}")
+
+    free_kb = _number(facts, "data_dir_free_kb")
+    if free_kb is None:
+        add("data directory", "blocker", f"cannot read the free space of {host.data_dir}", "Check the path and its filesystem.")
+    else:
+        free = int(free_kb * 1024)
+        where = host.data_dir if facts.get("data_dir_exists") == "yes" else f"{host.data_dir} (not there yet; its parent's filesystem)"
+        if free < need_bytes:
+            add("data directory", "blocker", f"{where} has {free / 2**30:.2f} GiB free, the experiment needs "
+                f"{need_bytes / 2**30:.2f} GiB on this node", "Free space, give the host a larger data_dir, "
+                "use smaller sizes or more workers.")
+        else:
+            add("data directory", "ok", f"{free / 2**30:.2f} GiB free for {need_bytes / 2**30:.2f} GiB needed")
+
+    total_kb = _number(facts, "mem_total_kb")
+    if host.role == "worker" and total_kb:
+        total = int(total_kb * 1024)
+        try:
+            containers_mb = yarn_memory_mb(total)
+            add("memory", "ok", f"{total / 2**30:.1f} GiB: {containers_mb} MB for containers after {WORKER_RESERVED_MB} MB reserved")
+        except SbclabError as err:
+            add("memory", "blocker", err.message, err.hint or "")
+        if total < 0.8 * board.ram_gib * 2**30:
+            add("memory", "warning", f"{total / 2**30:.1f} GiB, the {board.name} profile says {board.ram_gib:g} GiB",
+                "Choose the board profile with this RAM (sbclab profiles list) so reports describe the board you have.")
+
+    governor = facts.get("governor", "")
+    if governor == "powersave":
+        add("cpu governor", "warning", "powersave keeps the CPU at its lowest clock",
+            "Use ondemand or performance (echo performance | sudo tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor).")
+    elif governor:
+        add("cpu governor", "ok", governor)
+
+    throttled = facts.get("throttled")
+    if throttled is not None:
+        try:
+            bits = int(throttled, 16)
+        except ValueError:
+            bits = None
+        if bits:
+            add("throttling", "blocker", f"vcgencmd get_throttled = {throttled} (under-voltage, capped or throttled since boot)",
+                "Use an adequate power supply and cooling, then reboot to clear the bits.")
+        elif bits == 0:
+            add("throttling", "ok", "get_throttled = 0x0")
+    temp = _number(facts, "vc_temp")
+    if temp is None and _number(facts, "thermal_millic") is not None:
+        temp = _number(facts, "thermal_millic") / 1000
+    if temp is not None:
+        limit = min(IDLE_TEMP_WARN_C, (board.soft_temp_c or IDLE_TEMP_WARN_C) - 10)
+        if temp >= limit:
+            add("temperature", "warning", f"{temp:.1f} °C at idle", "Add a heatsink or fan before running: the board will throttle under load.")
+        else:
+            add("temperature", "ok", f"{temp:.1f} °C")
+
+    supply = _number(facts, "psu_max_current_ma")
+    if supply is not None and "Raspberry Pi 5" in facts.get("model", ""):
+        if supply < PI5_FULL_SUPPLY_MA:
+            add("power supply", "warning", f"the supply negotiated {supply / 1000:g} A; a Pi 5 under load with NVMe wants 5 A (27 W)",
+                "Use the official 27 W USB-C supply (the 2026 seed's setup).")
+        else:
+            add("power supply", "ok", f"{supply / 1000:g} A")
+
+    if medium.interface in SSD_INTERFACES:
+        if facts.get("fstrim"):
+            add("fstrim", "ok", facts["fstrim"])
+        else:
+            add("fstrim", "warning", "fstrim is missing: SSD write speed drifts between runs without trims",
+                "apt-get install util-linux (fstrim is part of it).")
+    for line in filter(None, facts.get("nvme_link", "").splitlines()):
+        device, _, speed = line.partition(" ")
+        generation = _pcie_generation(speed)
+        wanted = 3 if "gen3" in medium.name else None
+        if wanted and generation and generation < wanted:
+            add("pcie", "warning", f"{device} links at PCIe gen {generation} ({speed}), the profile {medium.name} is gen {wanted}",
+                "Add dtparam=pciex1_gen=3 to /boot/firmware/config.txt and reboot, or use the gen-2 storage profile.")
+        elif generation:
+            add("pcie", "ok", f"{device}: gen {generation}")
+    return out
+
+
+def clock_findings(offsets: dict[str, float]) -> list[Finding]:
+    if len(offsets) < 2:
+        return []
+    spread = max(offsets.values()) - min(offsets.values())
+    if spread > CLOCK_OFFSET_WARN_S:
+        return [Finding("cluster", "clocks", "warning",
+                        f"node clocks differ by {spread:.2f} s ({', '.join(f'{n} {o:+.2f} s' for n, o in offsets.items())})",
+                        "Enable time synchronisation on every board (timedatectl set-ntp true); phases of runs are compared across nodes.")]
+    return [Finding("cluster", "clocks", "ok", f"node clocks within {spread:.3f} s")]
+
+
+def need_per_node(workload: str | None, size_bytes: int | None, workers: int, replication: int = 3) -> int:
+    """Bytes one worker must hold for the workload at that size (input replicas, intermediate, output)."""
+    if not workload or not size_bytes:
+        return 0
+    from .. import workloads
+    spec = workloads.get(workload)
+    replicas = min(replication, workers)
+    return int(size_bytes * (replicas + spec.footprint_per_input_byte) / workers)
+
+
+def examine(inventory: Inventory, need_bytes: int = 0, known_hosts=remote.DEFAULT_KNOWN_HOSTS,
+            accept_new: bool = False) -> list[Finding]:
+    """Every board's findings, unreachable boards as blockers, then the clocks across boards."""
+    def gather(conn: remote.Connection):
+        before = time.time()
+        outcome = conn.run(["sh", "-s", conn.host.data_dir], timeout_s=60, stdin=FACTS_SCRIPT)
+        after = time.time()
+        facts = parse_facts(outcome.stdout)
+        clock = _number(facts, "clock")
+        return facts, (clock - (before + after) / 2) if clock is not None else None
+
+    gathered = remote.each(list(inventory.hosts), gather, known_hosts, accept_new)
+    findings: list[Finding] = []
+    offsets: dict[str, float] = {}
+    for host in inventory.hosts:
+        got = gathered[host.name]
+        if isinstance(got, SbclabError):
+            findings.append(Finding(host.name, "reachable", "blocker", got.message, got.hint or ""))
+            continue
+        facts, offset = got
+        findings.append(Finding(host.name, "reachable", "ok", f"{host.user}@{host.address}:{host.port}"))
+        findings += judge(host, facts, need_bytes if host.role == "worker" else 0)
+        if offset is not None:
+            offsets[host.name] = offset
+    return findings + clock_findings(offsets)
+
+
+def blockers(findings: list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "blocker"]
+
+
+def as_dicts(findings: list[Finding]) -> list[dict]:
+    return [asdict(f) for f in findings]

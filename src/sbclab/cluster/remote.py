@@ -1,0 +1,132 @@
+"""Commands on real boards over SSH (paramiko), in parallel across the inventory's hosts.
+
+Host keys are checked against known_hosts (the user's, or one given): an unknown key is refused
+unless the caller passes accept_new, which then records it; a key that differs from the recorded one
+is always refused — that is what a man in the middle looks like. Authentication is by key or agent
+only: no password is asked for, passed on or logged.
+
+Commands are argument lists, joined with shlex quoting, so no value reaches the remote shell unquoted.
+"""
+
+import shlex
+import socket
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import paramiko
+
+from ..errors import SbclabError
+from .inventory import Host
+
+DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts").expanduser()
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: int
+    stdout: str
+    stderr: str
+
+
+class _Refuse(paramiko.MissingHostKeyPolicy):
+    def missing_host_key(self, client, hostname, key):
+        raise SbclabError(f"{hostname} offers a host key this machine has not seen ({key.get_name()} "
+                          f"{key.fingerprint}).",
+                          "Check the fingerprint on the board (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) and "
+                          "run again with --accept-new-host-keys, or add it to known_hosts yourself.")
+
+
+class _AcceptNew(paramiko.MissingHostKeyPolicy):
+    """Trust on first use, as OpenSSH's StrictHostKeyChecking=accept-new: recorded, never replaced."""
+
+    def __init__(self, known_hosts: Path):
+        self.known_hosts = known_hosts
+
+    def missing_host_key(self, client, hostname, key):
+        self.known_hosts.parent.mkdir(parents=True, exist_ok=True)
+        with self.known_hosts.open("a") as f:
+            f.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        client.get_host_keys().add(hostname, key.get_name(), key)
+
+
+def _known_name(host: Host) -> str:
+    return host.address if host.port == 22 else f"[{host.address}]:{host.port}"
+
+
+class Connection:
+    """One open SSH session to one board."""
+
+    def __init__(self, host: Host, known_hosts: Path = DEFAULT_KNOWN_HOSTS, accept_new: bool = False,
+                 timeout_s: float = 10):
+        self.host = host
+        client = paramiko.SSHClient()
+        if known_hosts.exists():
+            client.load_host_keys(str(known_hosts))
+        client.set_missing_host_key_policy(_AcceptNew(known_hosts) if accept_new else _Refuse())
+        try:
+            client.connect(host.address, port=host.port, username=host.user,
+                           key_filename=str(host.key_path) if host.key_path else None,
+                           timeout=timeout_s, banner_timeout=timeout_s, auth_timeout=timeout_s,
+                           allow_agent=True, look_for_keys=host.key_path is None)
+        except paramiko.BadHostKeyException as err:
+            client.close()
+            raise SbclabError(f"{host.name} ({_known_name(host)}) offers a host key that differs from the one in "
+                              f"{known_hosts}: got {err.key.fingerprint}, expected {err.expected_key.fingerprint}.",
+                              "This is refused always. If the board was reinstalled, remove its old line "
+                              f"(ssh-keygen -R '{_known_name(host)}' -f {known_hosts}) and check the new key.") from err
+        except paramiko.AuthenticationException as err:
+            client.close()
+            raise SbclabError(f"{host.name}: SSH key authentication as '{host.user}' failed.",
+                              "Install your public key on the board (ssh-copy-id) or set the host's "
+                              "ansible_ssh_private_key_file; sbclab does not use passwords.") from err
+        except (OSError, socket.timeout, paramiko.SSHException) as err:
+            client.close()
+            if isinstance(err, SbclabError):
+                raise
+            raise SbclabError(f"{host.name} ({host.address}:{host.port}) cannot be reached over SSH: {err}.",
+                              "Check that the board is on, on the network, and runs sshd on that port.") from err
+        self.client = client
+
+    def run(self, argv: list[str], timeout_s: float = 60, stdin: str | None = None) -> Outcome:
+        command = shlex.join(argv)
+        try:
+            chan_in, out, err = self.client.exec_command(command, timeout=timeout_s)
+            if stdin is not None:
+                chan_in.write(stdin)
+                chan_in.channel.shutdown_write()
+            stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+            return Outcome(out.channel.recv_exit_status(), stdout, stderr)
+        except (socket.timeout, paramiko.SSHException) as err:
+            raise SbclabError(f"{self.host.name}: '{command}' did not finish within {timeout_s:g} s ({err}).",
+                              "Check the board's load and network.") from err
+
+    def shell(self, script: str, timeout_s: float = 60) -> Outcome:
+        """A fixed sbclab script run by sh, fed on stdin so it needs no quoting; values go in as arguments."""
+        return self.run(["sh", "-s"], timeout_s, stdin=script)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def each(hosts: list[Host], work: Callable[[Connection], T], known_hosts: Path = DEFAULT_KNOWN_HOSTS,
+         accept_new: bool = False) -> dict[str, T | SbclabError]:
+    """work(connection) on every host at once; a host that fails gives its error instead of a result."""
+    def one(host: Host):
+        try:
+            with Connection(host, known_hosts, accept_new) as conn:
+                return work(conn)
+        except SbclabError as err:
+            return err
+
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(hosts)))) as pool:
+        return dict(zip((h.name for h in hosts), pool.map(one, hosts)))

@@ -1,0 +1,161 @@
+"""Real boards over SSH, played by Debian's OpenSSH server inside emulated nodes: each node's sshd has
+its own network namespace, hostname, /etc/hosts and disk, and listens only on the node's address,
+so nothing is sent outside the namespaces this test creates."""
+
+import json
+import os
+import shutil
+import subprocess
+from contextlib import ExitStack
+
+import pytest
+from click.testing import CliRunner
+
+from sbclab import cli, suite
+from sbclab.cluster import doctor, inventory, lifecycle
+
+from .conftest import NOTHING, remove_if_left, small_spec
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("sshd", path="/usr/sbin"),
+                                reason="boards are played by sshd in emulated nodes (root, openssh-server)")
+
+NAME = "issh"
+LOOPBACK_NODE = "worker2"  # its /etc/hosts maps its own name to 127.0.1.1, as Debian's installer does
+
+
+def _keygen(path) -> str:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    return (path.parent / f"{path.name}.pub").read_text()
+
+
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory):
+    """(cluster, folder, client key, {node: host public key}) with sshd serving on every node."""
+    remove_if_left(NAME)
+    assert lifecycle.leftovers_on_host() == NOTHING
+    folder = tmp_path_factory.mktemp("ssh")
+    client_key = folder / "client"
+    (folder / "authorized_keys").write_text(_keygen(client_key))
+    host_keys = {}
+    with suite.nodes_for(small_spec(NAME, subnet="10.218.0.0/24")) as cluster, ExitStack() as servers:
+        for node in cluster.spec.nodes:
+            here = folder / node.name
+            here.mkdir()
+            host_keys[node.name] = _keygen(here / "host_key")
+            own = "127.0.1.1" if node.name == LOOPBACK_NODE else node.address
+            (here / "hosts").write_text(f"127.0.0.1 localhost\n{own} {node.name}\n")
+            (here / "sshd_config").write_text("\n".join([
+                f"ListenAddress {node.address}", "Port 22", f"HostKey {here / 'host_key'}", "PidFile none",
+                f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
+                "StrictModes no", "LogLevel VERBOSE", ""]))
+            # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it.
+            argv = ["unshare", "--mount", "--", "sh", "-c",
+                    'mount --bind "$0" /etc/hosts && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1"',
+                    str(here / "hosts"), str(here / "sshd_config")]
+            servers.enter_context(cluster.backend.serving(node, argv, dict(os.environ), here / "sshd.log", f"sshd {node.name}"))
+        for node in cluster.spec.nodes:
+            _wait_for_port(node.address, 22)
+        yield cluster, folder, client_key, host_keys
+    assert lifecycle.leftovers_on_host() == NOTHING
+
+
+def _wait_for_port(address: str, port: int) -> None:
+    import socket
+    import time
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            if s.connect_ex((address, port)) == 0:
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"sshd on {address} did not come up")
+
+
+def _inventory_file(boards, path, **extra) -> inventory.Inventory:
+    cluster, folder, client_key, _ = boards
+    def host(node):
+        fields = {"ansible_host": node.address, "ansible_user": "root", "ansible_ssh_private_key_file": str(client_key),
+                  "data_dir": str(cluster.backend.node_disk(node) / "sbclab"), **extra}
+        return f"        {node.name}: {json.dumps(fields)}\n"
+    text = ("all:\n  vars: {board: rpi5b, storage: nvme-p31-gen3}\n  children:\n"
+            "    master:\n      hosts:\n" + host(cluster.spec.master) +
+            "    workers:\n      hosts:\n" + "".join(host(w) for w in cluster.spec.worker_nodes))
+    path.write_text(text)
+    return inventory.load(path)
+
+
+def _known_hosts(boards, path, swap: str | None = None):
+    """known_hosts with every node's key; with swap, that node's line holds another node's key."""
+    cluster, _, _, keys = boards
+    names = [n.name for n in cluster.spec.nodes]
+    lines = []
+    for node in cluster.spec.nodes:
+        key = keys[names[(names.index(node.name) + 1) % len(names)]] if node.name == swap else keys[node.name]
+        lines.append(f"{node.address} {' '.join(key.split()[:2])}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _by(findings, node, check):
+    return [f for f in findings if f.node == node and f.check == check]
+
+
+def test_doctor_reaches_every_board_and_finds_the_loopback_hostname(boards, tmp_path):
+    inv = _inventory_file(boards, tmp_path / "hosts.yml")
+    findings = doctor.examine(inv, doctor.need_per_node("terasort", 16 * 10**6, 2), _known_hosts(boards, tmp_path / "kh"))
+    blocking = doctor.blockers(findings)
+    assert [(f.node, f.check) for f in blocking] == [(LOOPBACK_NODE, "hostname")], blocking
+    assert "127.0.1.1" in blocking[0].finding
+    for node in ("master", "worker1", "worker2"):
+        assert _by(findings, node, "reachable")[0].severity == "ok"
+        assert _by(findings, node, "java")[0].severity == "ok"
+        assert _by(findings, node, "data directory")[0].severity == "ok"
+    assert _by(findings, "cluster", "clocks")[0].severity == "ok"
+
+
+def test_doctor_finds_a_data_directory_too_small_for_the_experiment(boards, tmp_path):
+    """TeraSort at 1 GB on two workers wants 3.5 GB per worker; the nodes' disks hold 2 GiB. The command
+    says so and exits non-zero."""
+    _inventory_file(boards, tmp_path / "hosts.yml")
+    _known_hosts(boards, tmp_path / "kh")
+    result = CliRunner().invoke(cli.main_group, ["doctor", "--inventory", str(tmp_path / "hosts.yml"), "--size", "1GB",
+                                                 "--known-hosts", str(tmp_path / "kh"), "--json"])
+    assert result.exit_code == 1, result.output
+    found = json.loads(result.output)["findings"]
+    too_small = [f for f in found if f["check"] == "data directory" and f["severity"] == "blocker"]
+    assert {f["node"] for f in too_small} == {"worker1", "worker2"}
+    assert all("3.26 GiB" in f["finding"] and f["fix"] for f in too_small)
+
+
+def test_a_changed_host_key_is_refused_and_an_unknown_one_only_when_asked(boards, tmp_path):
+    inv = _inventory_file(boards, tmp_path / "hosts.yml")
+    changed = doctor.examine(inv, 0, _known_hosts(boards, tmp_path / "kh", swap="worker1"), accept_new=True)
+    refused = _by(changed, "worker1", "reachable")[0]
+    assert refused.severity == "blocker" and "differs" in refused.finding and "ssh-keygen -R" in refused.fix
+    assert _by(changed, "worker2", "reachable")[0].severity == "ok"
+
+    empty = tmp_path / "empty_known_hosts"
+    unknown = doctor.examine(inv, 0, empty)
+    assert all(f.severity == "blocker" and "not seen" in f.finding for f in unknown if f.check == "reachable")
+    accepted = doctor.examine(inv, 0, empty, accept_new=True)
+    assert all(f.severity == "ok" for f in accepted if f.check == "reachable")
+    assert len(empty.read_text().splitlines()) == 3
+    assert all(f.severity == "ok" for f in doctor.examine(inv, 0, empty) if f.check == "reachable"), "recorded keys are known"
+
+
+def test_a_hostile_inventory_is_refused_before_any_connection(boards, tmp_path):
+    cluster, _, client_key, _ = boards
+    marker = tmp_path / "ran"
+    hostile = tmp_path / "hostile.yml"
+    hostile.write_text("all:\n  children:\n    master: {hosts: {m: {ansible_host: %s}}}\n"
+                       "    workers: {hosts: {w: {ansible_host: %s, data_dir: '/srv/x; touch %s'}}}\n"
+                       % (cluster.spec.master.address, cluster.spec.worker_nodes[0].address, marker))
+    result = CliRunner().invoke(cli.main_group, ["doctor", "--inventory", str(hostile)])
+    assert result.exit_code != 0 and isinstance(result.exception, Exception)
+    assert "data_dir" in str(result.exception)
+    assert not marker.exists()
+    sshd_logs = "".join((tmp_path.parent / "ssh0" / n.name / "sshd.log").read_text(errors="replace")
+                        for n in cluster.spec.nodes if (tmp_path.parent / "ssh0" / n.name / "sshd.log").exists())
+    assert "touch" not in sshd_logs

@@ -1,0 +1,80 @@
+"""Preflight judgements on facts as boards report them (recorded outputs of the facts script)."""
+
+from sbclab.cluster import doctor, inventory
+
+PI5_FACTS = """hostname=pi1
+resolves=192.168.1.11
+java=openjdk version "17.0.15" 2025-04-15
+mem_total_kb=8245000
+mem_available_kb=7800000
+data_dir_exists=yes
+data_dir_free_kb=200000000
+governor=ondemand
+thermal_millic=41250
+fstrim=/usr/sbin/fstrim
+throttled=0x0
+vc_temp=41.1
+psu_max_current_ma=5000
+model=Raspberry Pi 5 Model B Rev 1.0
+nvme_link=nvme0 8.0 GT/s PCIe
+clock=1795394330.123456
+"""
+
+HOST = inventory.Host(name="pi1", role="worker", address="192.168.1.11")
+
+
+def _findings(facts: str, need: int = 10 * 2**30, host=HOST):
+    """The worst finding of each check."""
+    rank = {"ok": 0, "warning": 1, "blocker": 2}
+    worst: dict = {}
+    for f in doctor.judge(host, doctor.parse_facts(facts), need):
+        if f.check not in worst or rank[f.severity] > rank[worst[f.check].severity]:
+            worst[f.check] = f
+    return worst
+
+
+def test_a_healthy_pi5_has_no_findings_but_ok():
+    found = _findings(PI5_FACTS)
+    assert {f.severity for f in found.values()} == {"ok"}
+    assert set(found) >= {"java", "hostname", "data directory", "memory", "cpu governor", "throttling",
+                          "temperature", "power supply", "fstrim", "pcie"}
+
+
+def test_each_problem_names_the_node_the_finding_and_the_fix():
+    facts = (PI5_FACTS.replace("resolves=192.168.1.11", "resolves=127.0.1.1").replace("throttled=0x0", "throttled=0x50005")
+             .replace("psu_max_current_ma=5000", "psu_max_current_ma=3000").replace("8.0 GT/s", "5.0 GT/s")
+             .replace("governor=ondemand", "governor=powersave").replace("vc_temp=41.1", "vc_temp=71.5")
+             .replace("fstrim=/usr/sbin/fstrim", "fstrim=").replace('java=openjdk version "17.0.15" 2025-04-15', "java="))
+    found = _findings(facts, need=500 * 2**30)
+    expected = {"hostname": "blocker", "throttling": "blocker", "data directory": "blocker", "java": "blocker",
+                "power supply": "warning", "pcie": "warning", "cpu governor": "warning", "temperature": "warning",
+                "fstrim": "warning"}
+    assert {check: found[check].severity for check in expected} == expected
+    assert all(f.node == "pi1" and f.fix for f in found.values() if f.severity != "ok")
+    assert "127.0.1.1" in found["hostname"].finding and "/etc/hosts" in found["hostname"].fix
+    assert "pciex1_gen=3" in found["pcie"].fix and "27 W" in found["power supply"].fix
+
+
+def test_too_little_ram_for_containers_blocks_a_worker():
+    found = _findings(PI5_FACTS.replace("mem_total_kb=8245000", "mem_total_kb=2000000"))
+    assert found["memory"].severity == "blocker"
+
+
+def test_a_board_without_pi_firmware_skips_the_pi_checks():
+    x86 = "\n".join(line for line in PI5_FACTS.splitlines()
+                    if not line.startswith(("throttled", "vc_temp", "psu", "model", "nvme")))
+    found = _findings(x86)
+    assert not {"throttling", "power supply", "pcie"} & set(found)
+    assert found["temperature"].finding.startswith("41.2")
+
+
+def test_clocks_more_than_a_second_apart_are_warned():
+    assert doctor.clock_findings({"a": 0.01, "b": 0.2})[0].severity == "ok"
+    warned = doctor.clock_findings({"a": -0.7, "b": 0.6})[0]
+    assert warned.severity == "warning" and "1.30 s" in warned.finding
+
+
+def test_terasort_needs_its_replicas_and_four_times_intermediate_per_worker():
+    # 1 GB over two workers, two replicas (replication 3 capped by the workers) and 5 bytes per input byte.
+    assert doctor.need_per_node("terasort", 10**9, 2) == int(10**9 * 7 / 2)
+    assert doctor.need_per_node(None, None, 2) == 0
