@@ -91,7 +91,7 @@ def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, stor
         assert from_series == pytest.approx(m.nodes[w].disk_write_bytes, rel=0.02, abs=2**20)
 
     # CPU shares are of each node's quota: a busy worker uses all of it and never more. The quota
-    # holds per 100 ms period, so it is checked over two seconds, not one half-second sample.
+    # holds per CFS period and the balancer moves threads between virtual cores, so it is checked over two seconds, not one half-second sample.
     for w in workers:
         node = m.nodes[w]
         used, dts = columns[w]["columns"]["cpu_cores_used"], columns[w]["columns"]["dt"]
