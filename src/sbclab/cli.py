@@ -561,6 +561,19 @@ def doctor_command(inventory_file, workload, size_bytes, known_hosts, accept_new
         sys.exit(1)
 
 
+@main_group.command("knobs")
+def knobs_command():
+    """The Raspberry Pi knobs the seeds turned: what each changes, where, and its risk. None is applied
+    unless asked for."""
+    from .cluster import knobs
+    table = Table(title="Pi knobs (documented; applied only when asked)", title_justify="left")
+    for column in ("knob", "what", "change", "where", "reboot", "source", "risk"):
+        table.add_column(column, overflow="fold")
+    for k in knobs.KNOBS:
+        table.add_row(k.name, k.what, k.change, k.where, "yes" if k.reboot else "no", k.source, k.risk)
+    console.print(table)
+
+
 @main_group.command("compare")
 @click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
 def compare_command(results_dir):
