@@ -13,21 +13,25 @@ from pathlib import Path
 from ..errors import SbclabError
 
 ROOT = Path("/sys/fs/cgroup")
-# A throttled thread waits for the next period, so a long period turns every wait for a message into
-# tens of milliseconds: ranks of an MPI program polling for each other measured exactly 50 ms latency
-# under 100 ms periods, and 2.25 ms under 6 ms. The period is therefore as short as the kernel's
-# smallest quota (1 ms) allows for the smallest share in the group, and never shorter than 5 ms,
-# where accounting overhead would grow; shares stay exact either way.
+# The CFS period. A throttled thread waits for the next period, so under 100 ms every wait for a
+# message a polling MPI rank makes takes tens of milliseconds (hpcc measured exactly 50 ms between two
+# emulated nodes). Short periods fix that but cost the JVMs: with a quota of about 1 ms, runtime
+# left on one host CPU's run queue (the kernel keeps up to 1 ms there) is lost to the group's
+# threads on the other CPU, and Hadoop's jobs ran 20-30 % slower under 6 ms periods. So nodes keep
+# 100 ms, and MPI runs switch their nodes to the shortest period the quotas allow (polling_period).
+CFS_PERIOD_US = 100_000
 MIN_QUOTA_US = 1000
 MIN_PERIOD_US = 5_000
-MAX_PERIOD_US = 100_000
 
 
-def cfs_period_us(smallest_share: float) -> int:
-    """The CFS period for a group whose smallest per-thread-group share is smallest_share host cores."""
+def polling_period_us(smallest_share: float) -> int:
+    """The shortest CFS period whose quota for smallest_share host cores is still the kernel's
+    minimum of 1 ms, and not under 5 ms, where accounting overhead would grow."""
     if smallest_share <= 0:
-        return MAX_PERIOD_US
-    return min(MAX_PERIOD_US, max(MIN_PERIOD_US, math.ceil(MIN_QUOTA_US / smallest_share)))
+        return CFS_PERIOD_US
+    return min(CFS_PERIOD_US, max(MIN_PERIOD_US, math.ceil(MIN_QUOTA_US / smallest_share)))
+
+
 # Not blkio: a node's processes stay in the root blkio group, where the rule keyed by the node's own
 # loop device throttles their direct I/O, their reads and the kernel's write-back of their buffers
 # alike. In a child blkio group their direct I/O would be charged to the child and escape the rule.
@@ -41,6 +45,11 @@ def version() -> int:
         return 1
     raise SbclabError("This host has no usable cgroup hierarchy for CPU and memory.",
                       "Use the processes backend (--backend processes), which does not shape nodes.")
+
+
+def _quota(group: Path) -> tuple[int, int]:
+    """(quota, period) in microseconds of a v1 cpu group; quota -1 when unlimited."""
+    return int((group / "cpu.cfs_quota_us").read_text()), int((group / "cpu.cfs_period_us").read_text())
 
 
 def _write(path: Path, value: str) -> None:
@@ -80,7 +89,7 @@ class NodeCgroup:
         for d in self.dirs():
             d.mkdir(parents=True, exist_ok=True)
         split = self.version == 1 and vcpus > 0
-        period = cfs_period_us(cpu_cores / vcpus if split else cpu_cores)
+        period = CFS_PERIOD_US
         quota = max(MIN_QUOTA_US, int(cpu_cores * period))
         if self.version == 2:
             d = ROOT / self.relative
@@ -101,6 +110,46 @@ class NodeCgroup:
                     d.mkdir(exist_ok=True)
                     _write(d / "cpu.cfs_quota_us", str(per_core))
                     _write(d / "cpu.cfs_period_us", str(period))
+
+    def smallest_share(self) -> float:
+        """Host cores of the node's smallest CPU group (a virtual core, or the node itself)."""
+        groups = self.vcpu_dirs() or [ROOT / "cpu" / self.relative]
+        shares = [_quota(g)[0] / _quota(g)[1] for g in groups if _quota(g)[0] > 0]
+        return min(shares) if shares else 0.0
+
+    def cpu_limits(self) -> dict[Path, tuple[int, int]]:
+        """(quota, period) of the node's cpu group and its virtual cores (cgroup v1), node first."""
+        if self.version != 1:
+            return {}
+        node = ROOT / "cpu" / self.relative
+        return {d: _quota(d) for d in [node, *self.vcpu_dirs()]}
+
+    def on_period(self, period: int) -> dict[Path, tuple[int, int]]:
+        """The node's limits moved to another CFS period, each group keeping its share."""
+        return {d: (q if q <= 0 else max(MIN_QUOTA_US, round(q * period / p)), period)
+                for d, (q, p) in self.cpu_limits().items()}
+
+    def apply_limits(self, limits: dict[Path, tuple[int, int]]) -> None:
+        """Set (quota, period) per group, node first as cpu_limits gives them.
+
+        The kernel refuses a child whose share would exceed its parent's at any step, so the node's
+        group first takes whichever of its two values raises its share, the children then change
+        completely (the value that lowers theirs first), and the node's group ends at its own."""
+        node, *children = limits
+        quota, period = limits[node]
+        old_period = _quota(node)[1]
+        steps = [("cpu.cfs_period_us", period), ("cpu.cfs_quota_us", quota)]
+        if period > old_period:
+            steps.reverse()
+        _write(node / steps[0][0], str(steps[0][1]))
+        for child in children:
+            c_quota, c_period = limits[child]
+            c_steps = [("cpu.cfs_quota_us", c_quota), ("cpu.cfs_period_us", c_period)]
+            if c_period > _quota(child)[1]:
+                c_steps.reverse()
+            for name, value in c_steps:
+                _write(child / name, str(value))
+        _write(node / steps[1][0], str(steps[1][1]))
 
     def _enable_v2_controllers(self) -> None:
         parent = ROOT

@@ -32,6 +32,14 @@ from .settings import MonitorSettings, PowerSpec
 MARK_WAIT_S = 3.0
 
 
+def _lines(path: Path) -> int:
+    try:
+        with open(path, "rb") as f:
+            return f.read().count(b"\n")
+    except OSError:
+        return 0
+
+
 @dataclass
 class SamplerProcess:
     name: str
@@ -113,7 +121,19 @@ class Recorder:
                 self.pollers[name] = plug.Poller(power, self.interval, folder / f"{self.run_id}.plug.jsonl")
                 self.pollers[name].start()
         self._datanode_snapshot("start")
+        self._wait_for_first_samples()
         time.sleep(self.settings.margin_s)
+
+    def _wait_for_first_samples(self, timeout_s: float = 20) -> None:
+        """Until every sampler has written its header and first sample: starting Python on a slow
+        emulated node can take longer than the margin, and a short run would then have no samples.
+        A sampler that never starts is not waited for past the timeout; its gap is recorded."""
+        deadline = time.monotonic() + timeout_s
+        waiting = list(self.samplers)
+        while waiting and time.monotonic() < deadline:
+            waiting = [s for s in waiting if s.proc is not None and s.proc.poll() is None and _lines(s.out) < 2]
+            if waiting:
+                time.sleep(0.05)
 
     def _launch(self, sampler: SamplerProcess) -> None:
         argv = [sys.executable, "-m", "sbclab.monitor.sampler", "--target", str(sampler.out.with_suffix(".target.json")),

@@ -152,7 +152,7 @@ def run(ctx, workers: list, *, n: int | None = None, nb: int = DEFAULT_NB, fract
     log = ctx.job_log(run_id, "hpl")
     mpi.preflight(ctx, workers, "hpcc", "Debian's hpcc", log)
     with ctx.recording(run_id) as recorded:
-        outcome = mpi.mpirun(ctx, workers, ranks_per_node, ["hpcc"], workdir, log, "hpl", timeout_s)
+        outcome, period = mpi.mpirun(ctx, workers, ranks_per_node, ["hpcc"], workdir, log, "hpl", timeout_s)
     output = workdir / "hpccoutf.txt"
     checks = [exited(outcome, "mpirun hpcc")]
     result: dict = {}
@@ -176,7 +176,9 @@ def run(ctx, workers: list, *, n: int | None = None, nb: int = DEFAULT_NB, fract
             result["rpeak_here_gflops"] = round(scaled, 4)
             result["efficiency"] = round(found.gflops / scaled, 4)
     parameters = {"n": n, "nb": nb, "p": p, "q": q, "nodes": len(workers), "ranks_per_node": ranks_per_node,
-                  "memory_fraction": fraction, "n_from": n_from, "hosts": [w.name for w in workers]}
+                  "memory_fraction": fraction, "n_from": n_from, "hosts": [w.name for w in workers],
+                  # On emulated nodes: the CPU period the ranks ran under (cgroups.polling_period_us).
+                  "cpu_period_us": period}
     return ctx.store_run(run_id=run_id, workload="hpl", engine="mpi", repetition=repetition, parameters=parameters,
                          outcome=outcome, checks=checks, result=result,
                          extra_logs={"hpccoutf.txt": output, "hpccinf.txt": workdir / "hpccinf.txt"},

@@ -75,13 +75,14 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
     log = ctx.job_log(run_id, "netpipe")
     mpi.preflight(ctx, [a, b], "NPopenmpi", "Debian's netpipe-openmpi", log)
     with ctx.recording(run_id) as recorded:
-        outcome = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-o", str(workdir / "np.out")], workdir, log,
+        outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-o", str(workdir / "np.out")], workdir, log,
                              "netpipe mpi", timeout_s=1800)
     points = parse((workdir / "np.out").read_text()) if (workdir / "np.out").exists() else []
     checks = [exited(outcome, "mpirun NPopenmpi"),
               Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
     return ctx.store_run(run_id=run_id, workload="netpipe", engine="mpi", repetition=repetition,
-                         parameters={"transport": "mpi", "node": a.name, "peer": b.name, "upper_bytes": upper},
+                         parameters={"transport": "mpi", "node": a.name, "peer": b.name, "upper_bytes": upper,
+                                     "cpu_period_us": period},
                          outcome=outcome, checks=checks, result=summary(points),
                          extra_logs={"np.out": workdir / "np.out"}, recording=recorded.raw)
 

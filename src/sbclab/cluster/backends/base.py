@@ -81,6 +81,12 @@ class Backend(ABC):
                     pass
                 self.state.forget(entry)
 
+    @contextmanager
+    def polling_friendly(self, nodes: list[NodeSpec]):
+        """The nodes set up for programs that poll for messages (MPI) for the block; yields the CPU
+        period used, or None where the nodes' CPUs are not shaped."""
+        yield None
+
     # --- measuring ------------------------------------------------------------------------
 
     def sampling_points(self) -> list[tuple[str, NodeSpec, dict]]:

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -193,6 +194,28 @@ class EmulatedBackend(Backend):
         wrapped = ["ip", "netns", "exec", self.netns(node), "unshare", "--uts", "--",
                    "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]
         return wrapped, group.join
+
+    @contextmanager
+    def polling_friendly(self, nodes: list[NodeSpec]):
+        """Short CFS periods on the nodes for the block, the same shares (see cgroups.CFS_PERIOD_US)."""
+        groups = [cgroups.NodeCgroup(self.spec.name, n.name) for n in nodes]
+        if groups[0].version != 1:
+            yield None
+            return
+        period = cgroups.polling_period_us(min(g.smallest_share() for g in groups))
+        changed = []
+        try:
+            for group in groups:
+                saved = group.cpu_limits()
+                changed.append((group, saved))
+                group.apply_limits(group.on_period(period))
+            yield period
+        finally:
+            for group, saved in changed:
+                try:
+                    group.apply_limits(saved)
+                except (SbclabError, OSError):
+                    pass  # the node is already gone
 
     # --- measuring ------------------------------------------------------------------------
 
