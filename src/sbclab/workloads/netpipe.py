@@ -12,6 +12,7 @@ from .base import RunContext, exited
 from .nodebench import check_tools, measured_run
 
 DEFAULT_UPPER = 8 * 2**20  # the largest message, bytes
+DEFAULT_PERTURBATION = 3  # NetPIPE's own default: sizes 3 bytes either side of each power of two
 
 
 def parse(text: str) -> list[tuple[int, float, float]]:
@@ -36,7 +37,10 @@ def summary(points: list[tuple[int, float, float]]) -> dict:
             "points": [[b, round(m, 3), round(s * 1e6, 3)] for b, m, s in points]}
 
 
-def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1) -> RunRecord:
+def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1,
+        perturbation: int = DEFAULT_PERTURBATION) -> RunRecord:
+    """NPtcp from sender to a receiver on the other node; sizes as over_mpi (both ends must agree)."""
+    sizes = ["-u", str(upper), "-p", str(perturbation)]
     backend = ctx.cluster.backend
     (r_prefix, r_pre), (s_prefix, s_pre) = backend.on_node(receiver, []), backend.on_node(sender, [])
     workdir = ctx.cluster.state.root / "netpipe"
@@ -45,11 +49,11 @@ def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFA
 
     def body():
         out.unlink(missing_ok=True)
-        server = subprocess.Popen([*r_prefix, "NPtcp", "-u", str(upper)], stdout=subprocess.DEVNULL,
+        server = subprocess.Popen([*r_prefix, "NPtcp", *sizes], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, preexec_fn=r_pre, cwd=workdir)
         try:
             time.sleep(0.5)  # NPtcp has no readiness signal; the client retries its connect briefly too
-            client = subprocess.run([*s_prefix, "NPtcp", "-h", receiver.address, "-u", str(upper), "-o", str(out)],
+            client = subprocess.run([*s_prefix, "NPtcp", "-h", receiver.address, *sizes, "-o", str(out)],
                                     capture_output=True, text=True, preexec_fn=s_pre, cwd=workdir, timeout=1800)
         finally:
             # The receiver ends with the last message; one the client never reached is stopped.
@@ -62,12 +66,15 @@ def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFA
         checks = [Check(name="NPtcp finished", passed=client.returncode == 0, detail=(client.stderr or "")[-300:]),
                   Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
         return summary(points), checks
-    return measured_run(ctx, "netpipe", sender, {"transport": "tcp", "peer": receiver.name, "upper_bytes": upper}, body,
-                     ["NPtcp", "-h", receiver.address, "-u", str(upper)], repetition)
+    return measured_run(ctx, "netpipe", sender, {"transport": "tcp", "peer": receiver.name, "upper_bytes": upper,
+                                                "perturbation": perturbation}, body,
+                        ["NPtcp", "-h", receiver.address, *sizes], repetition)
 
 
-def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1) -> RunRecord:
-    """NPmpi with one rank on each node, launched like HPL."""
+def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1,
+             perturbation: int = DEFAULT_PERTURBATION) -> RunRecord:
+    """NPopenmpi with one rank on each node, launched like HPL. NetPIPE measures each power of two and
+    `perturbation` bytes either side of it (its -p); 0 measures the powers of two alone."""
     from .base import new_id
     run_id = new_id("mpi", "netpipe")
     workdir = ctx.cluster.state.root / "mpi" / run_id
@@ -75,13 +82,14 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
     log = ctx.job_log(run_id, "netpipe")
     mpi.preflight(ctx, [a, b], "NPopenmpi", "Debian's netpipe-openmpi", log)
     with ctx.recording(run_id) as recorded:
-        outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-o", str(workdir / "np.out")], workdir, log,
+        outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-p", str(perturbation), "-o", str(workdir / "np.out")], workdir, log,
                              "netpipe mpi", timeout_s=1800)
     points = parse((workdir / "np.out").read_text()) if (workdir / "np.out").exists() else []
     checks = [exited(outcome, "mpirun NPopenmpi"),
               Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
     return ctx.store_run(run_id=run_id, workload="netpipe", engine="mpi", repetition=repetition,
                          parameters={"transport": "mpi", "node": a.name, "peer": b.name, "upper_bytes": upper,
+                                     "perturbation": perturbation,
                                      "cpu_period_us": period},
                          outcome=outcome, checks=checks, result=summary(points),
                          extra_logs={"np.out": workdir / "np.out"}, recording=recorded.raw)
