@@ -253,9 +253,7 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
     unknown = [b for b in chosen if b not in MICRO]
     if unknown or not chosen:
         raise SbclabError(f"Unknown benchmark(s): {', '.join(unknown) or '(none given)'}.", f"Choose from {', '.join(MICRO)}.")
-    nodebench.check_tools({program: package for b, program, package in (
-        ("cpu", "sysbench", "sysbench"), ("storage", "fio", "fio"), ("network", "iperf3", "iperf3"),
-        ("power", "stress-ng", "stress-ng")) if b in chosen})
+    nodebench.check_tools({nodebench.PROGRAMS[b]: nodebench.PROGRAMS[b] for b in chosen if b in nodebench.PROGRAMS})
     if "netpipe" in chosen:
         netpipe.check_installed()
     if "web" in chosen:

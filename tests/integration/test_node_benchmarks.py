@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from sbclab import suite
+from sbclab import profiles, suite
 from sbclab.cluster import cgroups, lifecycle
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
@@ -67,18 +67,17 @@ def test_cpu_storage_network_and_power_figures_are_stored(ctx):
 def test_hpl_passes_its_residual_check(ctx, workers):
     """One rank per worker, to fit CI: hpcc runs its whole suite, message tests included, around HPL."""
     nodes = ctx.cluster.spec.worker_nodes[:workers]
+    groups = [cgroups.NodeCgroup(NAME, n.name) for n in ctx.cluster.spec.nodes]
+    limits = [g.cpu_limits() for g in groups]
     run = stored(ctx, hpl.run(ctx, nodes, n=1000, nb=32, ranks_per_node=1))
     assert run.parameters["nodes"] == workers and (run.parameters["p"], run.parameters["q"]) == (1, workers)
     assert run.parameters["hosts"] == [n.name for n in nodes]
     assert run.result["rmax_gflops"] > 0 and run.result["residual"] is not None and run.result["efficiency"] > 0
-    # The ranks ran under short CPU periods, and the nodes are back on the usual one, same shares.
-    assert run.parameters["cpu_period_us"] == cgroups.polling_period_us(nodes[0].cpu_cores / 4)
-    for node in ctx.cluster.spec.nodes:
-        group = cgroups.ROOT / "cpu" / cgroups.NodeCgroup(NAME, node.name).relative
-        for d in [group, *sorted(group.glob("vcpu*"))]:
-            quota, period = (int((d / f).read_text()) for f in ("cpu.cfs_quota_us", "cpu.cfs_period_us"))
-            assert period == cgroups.CFS_PERIOD_US, d
-        assert quota == int(node.cpu_cores / 4 * cgroups.CFS_PERIOD_US), d
+    # The ranks ran under short CPU periods; afterwards every node's groups hold exactly what they held.
+    cores = profiles.board(nodes[0].board).cores
+    assert run.parameters["cpu_period_us"] == cgroups.polling_period_us(nodes[0].cpu_cores / cores) < cgroups.CFS_PERIOD_US
+    assert [g.cpu_limits() for g in groups] == limits
+    assert all(period == cgroups.CFS_PERIOD_US for lim in limits for _, period in lim.values())
 
 
 @pytest.mark.parametrize("transport", ["tcp", "mpi"])

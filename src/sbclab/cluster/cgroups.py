@@ -88,33 +88,29 @@ class NodeCgroup:
             self._enable_v2_controllers()
         for d in self.dirs():
             d.mkdir(parents=True, exist_ok=True)
-        split = self.version == 1 and vcpus > 0
-        period = CFS_PERIOD_US
-        quota = max(MIN_QUOTA_US, int(cpu_cores * period))
+        quota = max(MIN_QUOTA_US, int(cpu_cores * CFS_PERIOD_US))
         if self.version == 2:
             d = ROOT / self.relative
-            _write(d / "cpu.max", f"{quota} {period}")
+            _write(d / "cpu.max", f"{quota} {CFS_PERIOD_US}")
             _write(d / "memory.max", str(memory_bytes))
             if (d / "memory.swap.max").exists():
                 _write(d / "memory.swap.max", "0")
         else:
             cpu = ROOT / "cpu" / self.relative
-            # The period first: a quota above the old period's share of a child would be refused.
-            _write(cpu / "cpu.cfs_period_us", str(period))
+            _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
             _write(cpu / "cpu.cfs_quota_us", str(quota))
             _write(ROOT / "memory" / self.relative / "memory.limit_in_bytes", str(memory_bytes))
-            if split:
-                per_core = max(MIN_QUOTA_US, int(cpu_cores / vcpus * period))
-                for i in range(vcpus):
-                    d = cpu / f"vcpu{i}"
-                    d.mkdir(exist_ok=True)
-                    _write(d / "cpu.cfs_quota_us", str(per_core))
-                    _write(d / "cpu.cfs_period_us", str(period))
+            per_core = max(MIN_QUOTA_US, int(cpu_cores / max(1, vcpus) * CFS_PERIOD_US))
+            for i in range(vcpus):
+                d = cpu / f"vcpu{i}"
+                d.mkdir(exist_ok=True)
+                _write(d / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                _write(d / "cpu.cfs_quota_us", str(per_core))
 
     def smallest_share(self) -> float:
         """Host cores of the node's smallest CPU group (a virtual core, or the node itself)."""
-        groups = self.vcpu_dirs() or [ROOT / "cpu" / self.relative]
-        shares = [_quota(g)[0] / _quota(g)[1] for g in groups if _quota(g)[0] > 0]
+        limits = [_quota(g) for g in self.vcpu_dirs() or [ROOT / "cpu" / self.relative]]
+        shares = [quota / period for quota, period in limits if quota > 0]
         return min(shares) if shares else 0.0
 
     def cpu_limits(self) -> dict[Path, tuple[int, int]]:

@@ -210,14 +210,12 @@ def clock_findings(offsets: dict[str, float]) -> list[Finding]:
     return [Finding("cluster", "clocks", "ok", f"node clocks within {spread:.3f} s")]
 
 
-def need_per_node(workload: str | None, size_bytes: int | None, workers: int, replication: int = 3) -> int:
-    """Bytes one worker must hold for the workload at that size (input replicas, intermediate, output)."""
+def need_per_node(workload: str | None, size_bytes: int | None, workers: int, preset: str = "stock") -> int:
+    """A worker's share of what the cluster's disks hold for the workload at that size."""
     if not workload or not size_bytes:
         return 0
-    from .. import workloads
-    spec = workloads.get(workload)
-    replicas = min(replication, workers)
-    return int(size_bytes * (replicas + spec.footprint_per_input_byte) / workers)
+    from ..experiments.model import bytes_needed
+    return bytes_needed(workload, size_bytes, workers, preset) // workers
 
 
 def examine(inventory: Inventory, need_bytes: int = 0, known_hosts=remote.DEFAULT_KNOWN_HOSTS,
@@ -225,7 +223,7 @@ def examine(inventory: Inventory, need_bytes: int = 0, known_hosts=remote.DEFAUL
     """Every board's findings, unreachable boards as blockers, then the clocks across boards."""
     def gather(conn: remote.Connection):
         before = time.time()
-        outcome = conn.run(["sh", "-s", conn.host.data_dir], timeout_s=60, stdin=FACTS_SCRIPT)
+        outcome = conn.shell(FACTS_SCRIPT, [conn.host.data_dir])
         after = time.time()
         facts = parse_facts(outcome.stdout)
         clock = _number(facts, "clock")

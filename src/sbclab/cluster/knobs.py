@@ -7,6 +7,8 @@ reads before changing a board by hand, and the changes doctor checks for (PCIe g
 
 from dataclasses import dataclass
 
+from ..errors import SbclabError
+
 
 @dataclass(frozen=True)
 class Knob:
@@ -42,7 +44,6 @@ KNOBS = (
 
 
 def get(name: str) -> Knob:
-    from ..errors import SbclabError
     for knob in KNOBS:
         if knob.name == name:
             return knob

@@ -104,9 +104,10 @@ class Connection:
             raise SbclabError(f"{self.host.name}: '{command}' did not finish within {timeout_s:g} s ({err}).",
                               "Check the board's load and network.") from err
 
-    def shell(self, script: str, timeout_s: float = 60) -> Outcome:
-        """A fixed sbclab script run by sh, fed on stdin so it needs no quoting; values go in as arguments."""
-        return self.run(["sh", "-s"], timeout_s, stdin=script)
+    def shell(self, script: str, args: list[str], timeout_s: float = 60) -> Outcome:
+        """A fixed sbclab script run by sh, fed on stdin so it needs no quoting; values go in as its
+        arguments ($1, ...), quoted like every command."""
+        return self.run(["sh", "-s", *args], timeout_s, stdin=script)
 
     def close(self) -> None:
         self.client.close()

@@ -178,16 +178,21 @@ def cells(experiment: Experiment) -> list[Cell]:
     return out
 
 
+def bytes_needed(workload_name: str, size: int, workers: int, preset: str) -> int:
+    """Bytes the cluster's disks hold at the peak of one cell: the input's replicas (dfs.replication
+    of the preset, capped by the DataNodes) and the workload's intermediate data and output."""
+    replicas = 1 if preset == "paper" else min(3, workers)
+    return int(size * (replicas + registry.get(workload_name).footprint_per_input_byte))
+
+
 def storage_needed(experiment: Experiment, workers: int, preset: str) -> tuple[int, str]:
     """Bytes the cluster's disks must hold at the peak of the largest cell, and which cell that is."""
     worst, which = 0, ""
     for size in experiment.sizes:
         for name in experiment.workloads:
-            workload = registry.get(name)
-            if not workload.sized:
+            if not registry.get(name).sized:
                 continue
-            replicas = 1 if preset == "paper" else min(3, workers)
-            need = int(size * (replicas + workload.footprint_per_input_byte))
+            need = bytes_needed(name, size, workers, preset)
             if need > worst:
                 worst, which = need, f"{name} at {format_size(size)}"
     return worst, which

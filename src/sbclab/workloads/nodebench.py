@@ -27,7 +27,8 @@ from .base import RunContext, new_id
 THREADS = (1, 2, 4, 8, 16)
 RECORDS = ("4k", "512k", "16m")  # the iozone record sizes the 2026 seed reports
 ACCESSES = {"seq-read": "read", "seq-write": "write", "rand-read": "randread", "rand-write": "randwrite"}
-TOOLS = {"sysbench": "sysbench", "fio": "fio", "iperf3": "iperf3", "stress-ng": "stress-ng"}
+# The program each node benchmark runs; Debian packages them under the same names.
+PROGRAMS = {"cpu": "sysbench", "storage": "fio", "network": "iperf3", "power": "stress-ng"}
 
 
 def check_tools(packages_by_program: dict[str, str]) -> None:
