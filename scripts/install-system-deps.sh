@@ -17,7 +17,7 @@ packages=(
 )
 if [ "${1:-}" = "test" ]; then
   packages+=(chromium chromium-driver)  # the report is checked in a real browser
-  packages+=(openssh-server)            # boards reached over SSH are played by sshd in network namespaces
+  packages+=(openssh-server openssh-sftp-server)  # boards reached over SSH are played by sshd in network namespaces
 fi
 
 missing=()

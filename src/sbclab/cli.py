@@ -13,7 +13,7 @@ from rich.table import Table
 
 from . import __version__, atomic, profiles, suite
 from .data import airline
-from .cluster import calibration, lifecycle, plan
+from .cluster import calibration, inventory, lifecycle, plan
 from .cluster import spec as cluster_spec
 from .errors import SbclabError
 from .monitor.settings import MonitorSettings
@@ -117,6 +117,36 @@ def main_group():
 
 # --- cluster ---------------------------------------------------------------------------------
 
+def board_options(func):
+    """Real boards instead of emulated nodes, shared by `cluster up` and `run`."""
+    options = [
+        click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Deploy onto the boards of this YAML inventory over SSH (examples/inventory.yml) "
+                          "instead of emulating nodes; the shape options are then taken from it."),
+        click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts)."),
+        click.option("--accept-new-host-keys", is_flag=True,
+                     help="Record the key of a board never seen before (trust on first use); a changed key is refused always."),
+        click.option("--dist-dir", default=None,
+                     help="Where Hadoop and Spark live on every board (the same path on all; copied there when "
+                          "missing or different). Default: the master's data_dir/sbclab/dist."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir):
+    """(spec, boards settings) of an inventory, or (None, None) without one."""
+    if inventory_file is None:
+        return None, None
+    hosts = inventory.load(inventory_file)
+    spec = cluster_spec.from_inventory(hosts, name=name, preset=preset)
+    if dist_dir is not None and not dist_dir.startswith("/"):
+        raise SbclabError(f"--dist-dir {dist_dir} is not an absolute path.", "Give one like /opt/sbclab.")
+    return spec, lifecycle.boards_settings(hosts, known_hosts, accept_new_host_keys, dist_dir)
+
+
 @main_group.group()
 def cluster():
     """Bring a cluster up, see how it is, take it down."""
@@ -124,10 +154,27 @@ def cluster():
 
 @cluster.command("up")
 @cluster_options
-def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor):
-    """Create the nodes, start HDFS, YARN and the JobHistory server, wait until they serve."""
-    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
-    result = lifecycle.up(spec, timeout_s=timeout, progress=_say)
+@board_options
+def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor,
+               inventory_file, known_hosts, accept_new_host_keys, dist_dir):
+    """Create the nodes, start HDFS, YARN and the JobHistory server, wait until they serve.
+
+    With --inventory: preflight the boards, install Java where missing, copy the distribution where
+    it differs, render the configs, format HDFS on first use, start the daemons. A second 'up' of
+    the same boards checks all of that and changes nothing."""
+    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir)
+    if spec is not None:
+        from .cluster import doctor
+        from .cluster.state import ClusterState
+        doctor.preflight(inventory.load(inventory_file), None, None, preset, Path(boards["known_hosts"]),
+                         accept_new_host_keys, deploying=True, say=_say)
+        if name in ClusterState.names():
+            lifecycle.still_up(name, spec, boards, progress=_say)
+            _print_status(lifecycle.status(lifecycle.attach(name)))
+            return
+    else:
+        spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
+    result = lifecycle.up(spec, timeout_s=timeout, progress=_say, boards=boards)
     _print_status(lifecycle.status(result))
     _say(f"cluster '{name}' is up in {result.state.extra['bring_up_s']:.1f} s; take it down with 'sbclab cluster down --name {name}'.")
 
@@ -151,13 +198,16 @@ def cluster_status(name, as_json):
 @click.option("--force", is_flag=True, help="Also remove what a crashed or interrupted 'up' left behind.")
 @click.option("--abandoned", is_flag=True,
               help="Instead of NAME, remove every cluster a killed sbclab left behind (no process of it runs).")
-def cluster_down(name, force, abandoned):
-    """Stop every daemon and remove the nodes: namespaces, links, cgroups, mounts, loop devices, files."""
+@click.option("--purge", is_flag=True, help="Real boards: also delete the cluster's data and logs on them (kept by default).")
+def cluster_down(name, force, abandoned, purge):
+    """Stop every daemon and remove the nodes: namespaces, links, cgroups, mounts, loop devices, files.
+
+    On real boards: stop every daemon and command of the cluster; its data stays unless --purge."""
     names = lifecycle.abandoned() if abandoned else [name]
     if abandoned and not names:
         _say("no abandoned cluster on this host.")
     for each in names:
-        leftovers = lifecycle.down(each, force=force or abandoned)
+        leftovers = lifecycle.down(each, force=force or abandoned, purge=purge)
         if leftovers:
             raise SbclabError(f"Could not remove: {', '.join(leftovers)}.",
                               f"Run 'sbclab cluster down --force --name {each}' again, as root.")
@@ -204,14 +254,21 @@ def _print_status(report: dict) -> None:
 @click.option("--pi-maps", type=click.IntRange(1, 10000), default=100, show_default=True, help="Pi: maps (Spark slices).")
 @click.option("--pi-samples", type=click.IntRange(1, 10**9), default=10000, show_default=True, help="Pi: samples per map.")
 @monitor_options
+@board_options
 def run_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, size, results,
-                repetitions, pi_maps, pi_samples, sample_hz, no_sampling, idle_baseline, power_file):
-    """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored."""
+                repetitions, pi_maps, pi_samples, sample_hz, no_sampling, idle_baseline, power_file,
+                inventory_file, known_hosts, accept_new_host_keys, dist_dir):
+    """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored.
+
+    With --inventory it runs on the boards (preflighted first), using the cluster of that name if it
+    is up, else deploying one for the job and stopping its daemons afterwards."""
     size_bytes = parse_size(size)
     monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
-    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor, size_bytes)
+    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir)
+    if spec is None:
+        spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor, size_bytes)
     options = suite.SuiteOptions(size_bytes=size_bytes, results=results, repetitions=repetitions,
-                                 pi_maps=pi_maps, pi_samples=pi_samples, monitor=monitor)
+                                 pi_maps=pi_maps, pi_samples=pi_samples, monitor=monitor, boards=boards)
     runs = suite.run(spec, options, progress=_say)
     _print_summary(ResultsStore(results), {r.run_id for r in runs})
     if not all(r.succeeded for r in runs):

@@ -30,6 +30,8 @@ class SuiteOptions:
     pi_maps: int = pi.DEFAULT_MAPS
     pi_samples: int = pi.DEFAULT_SAMPLES
     monitor: MonitorSettings = field(default_factory=MonitorSettings)
+    # How to reach real boards (lifecycle.boards_settings) when the spec comes from an inventory.
+    boards: dict | None = None
 
 
 def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
@@ -38,8 +40,9 @@ def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
 
 
 @contextmanager
-def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180):
-    """The running cluster if it matches the spec, else a new one that is removed on exit."""
+def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180, boards: dict | None = None):
+    """The running cluster if it matches the spec, else a new one that is removed on exit (on real
+    boards: its daemons stopped, its data kept)."""
     if spec.name in ClusterState.names():
         cluster = lifecycle.attach(spec.name)
         if not _same_shape(cluster.spec, spec):
@@ -56,7 +59,7 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
         yield cluster
         return
     progress(f"bringing up '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} ({spec.backend})")
-    cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress, temporary=True)
+    cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress, temporary=True, boards=boards)
     try:
         with lifecycle.interrupts_as_exceptions():
             yield cluster
@@ -81,11 +84,26 @@ def nodes_for(spec: ClusterSpec, progress=lambda message: None):
         yield lifecycle.Cluster(backend.state, Stack(backend, distribution.installed(check=False)))
 
 
+def preflight_boards(spec: ClusterSpec, boards: dict, workload: str, size_bytes: int, progress) -> None:
+    """doctor before every suite on real boards: an hour-long suite must not fail on a full disk."""
+    from .cluster import doctor
+    from .cluster.inventory import Inventory
+    progress("preflight of the boards (sbclab doctor)")
+    doctor.preflight(Inventory.model_validate(boards["inventory"]), workload, size_bytes, spec.preset,
+                     Path(boards["known_hosts"]), boards.get("accept_new_host_keys", False),
+                     deploying=spec.name not in ClusterState.names(), say=progress)
+
+
 def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None) -> list[RunRecord]:
     store = ResultsStore(options.results)
     options.monitor.check_nodes([n.name for n in spec.nodes])
+    if options.boards is not None:
+        preflight_boards(spec, options.boards, "terasort", options.size_bytes, progress)
+        if options.monitor.enabled:
+            progress("note: per-node samplers do not run on real boards yet; runs are stored without series or power")
+            options.monitor = options.monitor.model_copy(update={"enabled": False})
     runs: list[RunRecord] = []
-    with cluster_for(spec, progress) as cluster:
+    with cluster_for(spec, progress, boards=options.boards) as cluster:
         ctx = RunContext(cluster=cluster, store=store, progress=progress, monitor=options.monitor)
         ctx.idle_baseline = idle.measure_idle(cluster, options.monitor, store, new_id("idle"), progress)
         sort, estimate = terasort.TeraSort(), pi.Pi()

@@ -14,7 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 from sbclab import cli, suite
-from sbclab.cluster import doctor, inventory, lifecycle
+from sbclab.cluster import doctor, inventory, lifecycle, reaper
+from sbclab.cluster.state import ClusterState
+from sbclab.results.store import ResultsStore
+from sbclab.stack import distribution
 
 from .conftest import NOTHING, remove_if_left, small_spec
 
@@ -44,13 +47,17 @@ def boards(tmp_path_factory):
             here = folder / node.name
             here.mkdir()
             host_keys[node.name] = _keygen(here / "host_key")
+            # Every board knows the others by name, as a Pi cluster's /etc/hosts (or mDNS) does: YARN
+            # names NodeManagers by their host names.
             own = "127.0.1.1" if node.name == LOOPBACK_NODE else node.address
-            (here / "hosts").write_text(f"127.0.0.1 localhost\n{own} {node.name}\n")
+            others = "".join(f"{n.address} {n.name}\n" for n in cluster.spec.nodes if n.name != node.name)
+            (here / "hosts").write_text(f"127.0.0.1 localhost\n{own} {node.name}\n{others}")
             (here / "sshd_config").write_text("\n".join([
                 f"ListenAddress {node.address}", "Port 22", f"HostKey {here / 'host_key'}", "PidFile none",
                 f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PasswordAuthentication no",
                 "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
-                "StrictModes no", "LogLevel VERBOSE", ""]))
+                "StrictModes no", "LogLevel VERBOSE",
+                "Subsystem sftp /usr/lib/openssh/sftp-server", ""]))
             # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it.
             argv = ["unshare", "--mount", "--", "sh", "-c",
                     'mount --bind "$0" /etc/hosts && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1"',
@@ -166,3 +173,106 @@ def test_a_hostile_inventory_is_refused_before_any_connection(boards, tmp_path):
     assert result.exit_code != 0 and isinstance(result.exception, Exception)
     assert "data_dir" in str(result.exception)
     assert not marker.exists() and _logins(boards) == before
+
+
+def test_the_distribution_goes_over_once_and_whole(boards, tmp_path):
+    """A folder is streamed as tar and unpacked beside its place before it takes the name; a second
+    deploy copies nothing; a changed file is copied again."""
+    cluster = boards[0]
+    inv = _inventory_file(boards, tmp_path / "hosts.yml")
+    local = tmp_path / "local"
+    for part, size in (("hadoop-3.3.6", 3 << 20), ("spark-3.5.0", 1 << 20)):
+        (local / part / "lib").mkdir(parents=True)
+        (local / part / "lib" / "a.jar").write_bytes(os.urandom(size))
+        (local / part / "MANIFEST.json").write_text(json.dumps({"files": {"lib/a.jar": part}}))
+    (local / "sbclab-jobs.jar").write_bytes(b"jobs")
+    node = cluster.spec.worker_nodes[0]
+    there = cluster.backend.node_disk(node) / "dist"
+    backend = _ssh_backend(inv, _known_hosts(boards, tmp_path / "kh"), dist_dir=there)
+    try:
+        conn = backend.connection(backend.spec.node(node.name))
+        settings = {"hadoop_home": str(local / "hadoop-3.3.6"), "spark_home": str(local / "spark-3.5.0"),
+                    "jobs_jar": str(local / "sbclab-jobs.jar")}
+        first = backend._ship_distribution(backend.spec.node(node.name), conn, settings)
+        assert first == ["copied hadoop-3.3.6", "copied spark-3.5.0", "copied sbclab-jobs.jar"]
+        assert (there / "hadoop-3.3.6" / "lib" / "a.jar").read_bytes() == (local / "hadoop-3.3.6" / "lib" / "a.jar").read_bytes()
+        assert sorted(p.name for p in there.iterdir()) == ["hadoop-3.3.6", "sbclab-jobs.jar", "spark-3.5.0"], "no partial folder left"
+        assert backend._ship_distribution(backend.spec.node(node.name), conn, settings) == []
+        (local / "spark-3.5.0" / "MANIFEST.json").write_text(json.dumps({"files": {"lib/a.jar": "changed"}}))
+        assert backend._ship_distribution(backend.spec.node(node.name), conn, settings) == ["copied spark-3.5.0"]
+    finally:
+        backend.close()
+        shutil.rmtree(there, ignore_errors=True)
+
+
+def _ssh_backend(inv, known_hosts, dist_dir):
+    from sbclab.cluster import spec as cluster_spec
+    from sbclab.cluster.backends.ssh import SshBackend
+    from sbclab.cluster.state import ClusterState
+    state = ClusterState(known_hosts.parent / "state.json", cluster_spec.from_inventory(inv, name="sshunit"),
+                         extra={"inventory": inv.model_dump(mode="json"), "known_hosts": str(known_hosts),
+                                "dist_dir": str(dist_dir)})
+    return SshBackend(state)
+
+
+def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
+    """The whole path on boards: preflight refuses the loopback hostname; once it is fixed, 'up'
+    deploys and starts Hadoop over SSH, a second 'up' changes nothing, the main job runs and is
+    valid, 'down' stops every daemon and keeps HDFS's data."""
+    cluster, folder, _, _ = boards
+    hosts_file = tmp_path / "hosts.yml"
+    _inventory_file(boards, hosts_file)
+    known = _known_hosts(boards, tmp_path / "kh")
+    # The distribution is already "on the boards" (they share this host's disk): a path on the node.
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    local = distribution.installed()
+    for home in (local.hadoop_home, local.spark_home):
+        (dist / home.name).symlink_to(home)
+    common = ["--inventory", str(hosts_file), "--known-hosts", str(known), "--dist-dir", str(dist), "--name", "boards"]
+    runner = CliRunner()
+    loopback_hosts = folder / LOOPBACK_NODE / "hosts"
+    original = loopback_hosts.read_text()
+    try:
+        refused = runner.invoke(cli.main_group, ["cluster", "up", *common])
+        assert refused.exit_code != 0 and "hostname" in str(refused.exception) and LOOPBACK_NODE in str(refused.exception)
+        assert "boards" not in ClusterState.names(), "nothing was deployed"
+        with open(loopback_hosts, "w") as f:  # in place: the node's bind mount sees the same file
+            f.write(original.replace("127.0.1.1", cluster.spec.node(LOOPBACK_NODE).address))
+
+        up = runner.invoke(cli.main_group, ["cluster", "up", *common])
+        assert up.exit_code == 0, (up.output, up.exception)
+        state = ClusterState.load("boards")
+        assert state.spec.backend == "ssh" and state.phase == "up"
+        assert {n: c for n, c in state.extra["deploy"].items()} == {n.name: ["copied sbclab-jobs.jar"] for n in cluster.spec.nodes}
+        daemons = sorted(e["pidfile"] for e in state.of_kind("remote_process"))
+        assert len(daemons) == 3 + 2 * 2
+        master_disk = cluster.backend.node_disk(cluster.spec.master) / "sbclab" / "sbclab" / "boards" / "data"
+        assert (master_disk / "hdfs" / "namenode" / "current" / "VERSION").exists()
+
+        again = runner.invoke(cli.main_group, ["cluster", "up", *common])
+        assert again.exit_code == 0, (again.output, again.exception)
+        assert "nothing changed" in again.output
+        assert sorted(e["pidfile"] for e in ClusterState.load("boards").of_kind("remote_process")) == daemons
+
+        results = tmp_path / "results"
+        ran = runner.invoke(cli.main_group, ["run", *common, "--size", "8MB", "--pi-maps", "2", "--pi-samples", "1000",
+                                             "--results", str(results)])
+        assert ran.exit_code == 0, (ran.output, ran.exception)
+        stored = ResultsStore(results).runs()
+        assert {(r.workload, r.engine) for r in stored} >= {("teragen", "hadoop"), ("terasort", "hadoop"), ("pi", "spark")}
+        assert all(r.valid for r in stored), [(r.workload, r.validity) for r in stored]
+        assert all(r.cluster.backend == "ssh" for r in stored)
+
+        down = runner.invoke(cli.main_group, ["cluster", "down", "--name", "boards"])
+        assert down.exit_code == 0, (down.output, down.exception)
+        assert "boards" not in ClusterState.names()
+        assert not reaper.mentioning(str(cluster.backend.node_disk(cluster.spec.master)) + "/sbclab/")
+        assert (master_disk / "hdfs" / "namenode" / "current" / "VERSION").exists(), "the boards keep their data"
+    finally:
+        if "boards" in ClusterState.names():
+            lifecycle.down("boards", force=True, purge=True)
+        with open(loopback_hosts, "w") as f:
+            f.write(original)
+        for node in cluster.spec.nodes:
+            shutil.rmtree(cluster.backend.node_disk(node) / "sbclab" / "sbclab", ignore_errors=True)

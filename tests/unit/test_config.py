@@ -22,7 +22,13 @@ def layout(tmp_path, node):
 
 def render(tmp_path, dist, preset="stock", backend="emulated"):
     s = spec.build(backend=backend, preset=preset, workers=2, cores=2, memory_bytes=24 * GiB)
-    out = {n.name: config.render(s, n, layout(tmp_path, n), dist) for n in s.nodes}
+    out = {}
+    for n in s.nodes:
+        where = layout(tmp_path, n)
+        out[n.name], files = config.render(s, n, where, dist)
+        where.conf_dir.mkdir(parents=True)
+        for name, text in files.items():
+            (where.conf_dir / name).write_text(text)
     return s, out
 
 

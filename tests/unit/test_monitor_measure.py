@@ -54,3 +54,20 @@ def test_a_window_without_samples_flags_the_nodes():
                              input_bytes=None, engine_phases=[])
     assert {f.node for f in m.flags if f.kind == "disappeared"} == {"master", "worker1"}
     assert m.intermediate is None
+
+
+def test_a_nodes_swap_figure_is_its_cgroups_and_never_the_hosts_paging():
+    raw = recording()
+    for i, s in enumerate(raw.nodes["worker1"]["samples"]):
+        s["swap"] = {"in_pages": 0, "out_pages": 100 * i}  # the host pages out all along
+        s["cgroup_memory"]["swap"] = 2**20 if i >= 12 else 0  # the node swaps 1 MiB out at 112 s
+    for s in raw.nodes["master"]["samples"]:
+        s["swap"] = {"in_pages": 0, "out_pages": 100 * (s["t"] - 100)}
+        del s["cgroup_memory"]["swap"]  # its cgroup accounts no swap
+    m, _ = measure.summarise(raw, start=105.0, end=115.0, spec=SHAPE, engine=None, counters={},
+                             input_bytes=None, engine_phases=[])
+    assert m.nodes["worker1"].swap_bytes == 2**20
+    assert m.nodes["master"].swap_bytes is None, "the host's paging is not the node's swap"
+    details = {f.node: f.detail for f in m.flags if f.kind == "swap"}
+    assert details["worker1"].startswith("worker1 swapped out 1.0 MiB")
+    assert details["master"].startswith("the host swapped")

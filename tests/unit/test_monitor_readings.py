@@ -105,3 +105,13 @@ def test_a_delay_equal_to_the_kernel_clock_is_not_counted():
     assert plausible_delay(clock + 3 * second, threads=80, interval_ns=second, clock_ns=clock) == 3 * second
     assert plausible_delay(5 * second, threads=2, interval_ns=second, clock_ns=clock) == 2 * second
     assert plausible_delay(-4, threads=2, interval_ns=second, clock_ns=clock) == 0
+
+
+def test_memory_stat_swap_is_the_groups_own_and_absent_when_not_accounted():
+    v1 = text("memory_stat_v1.txt").replace("total_swap 0", "total_swap 104857600").replace("\nswap 0", "\nswap 4096")
+    assert readings.memory_stat(v1)["swap"] == 104857600, "v1: the hierarchical total, as for rss and cache"
+    unaccounted = "\n".join(l for l in text("memory_stat_v1.txt").splitlines() if "swap" not in l)
+    assert "swap" not in readings.memory_stat(unaccounted)
+    v2 = "\n".join(l for l in text("memory_stat_v2.txt").splitlines() if not l.startswith("swap"))
+    assert readings.memory_stat(v2) == {"rss": 734003200, "cache": 1209532416}
+    assert readings.cgroup2_swap_current("8388608\n") == 8388608

@@ -89,3 +89,37 @@ def test_a_throttled_medium_is_busy_by_throughput_against_its_limits():
     samples = [sample(0, 0, disk_w=0), sample(1, 0, disk_w=10**7), sample(2, 0, disk_w=5 * 10**7)]
     rows, _ = series.build(samples, limited, 1.0)
     assert [r["disk_busy_pct"] for r in rows] == [25.0, 100.0]
+
+
+def test_a_cgroup_nodes_swap_is_its_own_not_the_hosts():
+    def with_swap(t, held, host_out_pages):
+        s = sample(t, 0)
+        s["cgroup_memory"]["swap"] = held
+        s["swap"] = {"in_pages": 0, "out_pages": host_out_pages}
+        return s
+
+    # The host pages out throughout; the node's cgroup holds 1 MiB more in swap after the second second.
+    samples = [with_swap(0, 0, 0), with_swap(1, 0, 1000), with_swap(2, 2**20, 2000), with_swap(3, 2**19, 3000)]
+    rows, _ = series.build(samples, NODE, 1.0)
+    assert [r["swap_out_bps"] for r in rows] == [0.0, float(2**20), 0.0]
+    assert all(r["swap_in_bps"] is None for r in rows), "swap-in cannot be told from the level"
+    assert series.node_swapped_out(samples, 0, 3) == 2**20
+    flags = health.node_flags("worker1", rows, [], samples, "rpi5b", True, 0.0, 3.0)
+    assert [f["detail"] for f in flags if f["kind"] == "swap"] == [
+        "worker1 swapped out 1.0 MiB during the run (its cgroup's swap)"]
+    quiet = [with_swap(t, 4096, 1000 * t) for t in range(4)]
+    rows, _ = series.build(quiet, NODE, 1.0)
+    assert not health.node_flags("worker1", rows, [], quiet, "rpi5b", True, 0.0, 3.0), \
+        "the host's paging does not flag a node whose cgroup did not swap"
+
+
+def test_without_the_cgroups_swap_the_hosts_paging_stands_in_and_says_so():
+    samples = [sample(t, 0) for t in range(3)]
+    for s in samples:
+        del s["cgroup_memory"]["swap"]
+        s["swap"] = {"in_pages": 0, "out_pages": 10 * s["t"]}
+    rows, _ = series.build(samples, NODE, 1.0)
+    assert rows[0]["swap_out_bps"] == 10 * series.PAGE_BYTES
+    assert series.node_swapped_out(samples, 0, 2) is None
+    swap, = [f for f in health.node_flags("worker1", rows, [], samples, "rpi5b", True, 0.0, 2.0) if f["kind"] == "swap"]
+    assert swap["detail"].startswith("the host swapped")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sbclab.errors import SbclabError
-from sbclab.report import build, html
+from sbclab.report import build, html, plots, tables
 from sbclab.results import query
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
@@ -98,3 +98,62 @@ def test_query_examples_run_on_recorded_runs(results):
 def test_a_bad_query_says_which_tables_exist(results):
     with pytest.raises(SbclabError, match="runs, nodes, published"):
         query.run_sql(build.load_runs(results), "SELECT * FROM nowhere")
+
+
+def _other_cluster(results) -> None:
+    """Every stored run again, as if from a second host."""
+    for path in list((results / "runs").glob("*.json")):
+        doc = json.loads(path.read_text())
+        doc.update(run_id=doc["run_id"] + "-other", host={**doc["host"], "hostname": "elsewhere"})
+        (results / "runs" / f"{doc['run_id']}.json").write_text(json.dumps(doc))
+
+
+def test_cells_of_two_clusters_are_told_apart_in_every_table(results, tmp_path):
+    one = build.build(results)
+    assert all("[" not in row["cell"] for row in tables.cell_rows(one)), "one cluster: labels stay short"
+    _other_cluster(results)
+    report = build.build(results)
+    labels = [row["cell"] for row in tables.cell_rows(report)]
+    assert len(labels) == len(set(labels)) == 2 * len(tables.cell_rows(one))
+    assert any("elsewhere" in label for label in labels)
+    written = html.write(report, tmp_path / "out")
+    summary = written["markdown"].read_text()
+    assert "| cluster |" in summary and "elsewhere" in summary
+    assert all(label in written["html"].read_text() for label in labels)
+
+
+def test_the_warnings_name_the_node_whose_power_source_failed_and_why(results, tmp_path):
+    path = next((results / "runs").glob("*terasort*.json"))
+    doc = json.loads(path.read_text())
+    doc["measurements"]["power"]["worker2"]["notes"] = [
+        "http-plug unavailable: the plug at http://10.0.0.7/status gave no reading (ConnectTimeout); "
+        "the model estimate is used instead"]
+    # A board without profile watts has no figure at all when its source fails: only the run's notes say so.
+    del doc["measurements"]["power"]["worker1"]
+    doc["measurements"]["notes"].append("worker1: rapl unavailable: no RAPL package domain under /sys/class/powercap")
+    path.write_text(json.dumps(doc))
+    report = build.build(results)
+    estimated = next(w for w in report.warnings if w.startswith("Power is estimated"))
+    assert "configured source of master, worker1, worker2" in estimated and "failed for worker1, worker2" in estimated
+    failed = next(w for w in report.warnings if w.startswith("A configured power source gave no readings"))
+    assert (f"worker2 (run {doc['run_id']}): http-plug unavailable: the plug at http://10.0.0.7/status gave no "
+            "reading (ConnectTimeout); the model estimate stands in") in failed
+    assert "worker1 (run " in failed and "rapl unavailable: no RAPL package domain" in failed
+    written = html.write(report, tmp_path / "out")
+    assert "http://10.0.0.7/status" in written["markdown"].read_text()
+    assert "http://10.0.0.7/status" in written["html"].read_text()
+
+
+def test_the_ideal_speedup_starts_at_the_fewest_workers_measured():
+    from sbclab.analysis.cells import CellKey
+    from sbclab.analysis.derived import Comparison
+    from sbclab.analysis.stats import Derived
+
+    base = CellKey("terasort", "hadoop", 10**9, 2, "rpi5b", "nvme", "default", "lab")
+    comparisons = [Comparison("speedup", base.but(workers=n), base, Derived(s, s - 0.1, s + 0.1),
+                              Derived(s / (n / 2), None, None)) for n, s in ((4, 1.8), (8, 3.0))]
+    line, = plots.speedup_lines(comparisons)
+    assert line.workers == [2, 4, 8] and line.speedup == [1.0, 1.8, 3.0]
+    assert line.ideal == [1.0, 2.0, 4.0], "S = T(2)/T(n): ideal n/2, not n"
+    assert line.efficiency == [1.0, 0.9, 0.75]
+    assert len(plots.speedup_curves(comparisons)) == 1

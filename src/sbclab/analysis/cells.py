@@ -84,9 +84,12 @@ class CellKey:
                    run.cluster.storage, run.cluster.preset, cluster_identity(run),
                    json.dumps(extra, sort_keys=True) if extra else "")
 
-    def label(self) -> str:
+    def label(self, with_cluster: bool = False) -> str:
+        """The cell in one line; with_cluster names the cluster too, which a table holding runs of
+        several clusters needs (their cells otherwise read the same) and a table of one does not."""
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
-        return f"{self.workload}/{self.engine}{size} {self.workers}w {self.board}/{self.storage} {self.preset}"
+        text = f"{self.workload}/{self.engine}{size} {self.workers}w {self.board}/{self.storage} {self.preset}"
+        return f"{text} [{self.cluster}]" if with_cluster else text
 
     def but(self, **changes) -> "CellKey":
         return CellKey(**{**self.__dict__, **changes})
@@ -120,15 +123,16 @@ class Cell:
                 out.append(float(value))
         return out
 
-    def warnings(self) -> list[str]:
+    def warnings(self, with_cluster: bool = False) -> list[str]:
         found = []
         e = self.wall_time
+        label = self.key.label(with_cluster)
         if e is None:
-            found.append(f"{self.key.label()}: no valid run to count ({len(self.excluded)} excluded)")
+            found.append(f"{label}: no valid run to count ({len(self.excluded)} excluded)")
         else:
             advice = spread_warning(e)
             if advice:
-                found.append(f"{self.key.label()}: {advice}")
+                found.append(f"{label}: {advice}")
         return found
 
 

@@ -6,7 +6,9 @@ Each worker's resources are put on one scale, the share of the node's own capaci
 job ran (submission to finish by the engine's phases, so start-up and margins do not dilute it):
 CPU against its quota (emulated) or its cores, storage as the share of time the medium was busy
 (its throughput against its limits when emulated), the link as the busier direction's bytes per
-second against the node's link rate. Swap use means memory pressure whatever else was busy.
+second against the node's link rate. Swap use means memory pressure whatever else was busy: the
+node's own swap (swap_bytes: on an emulated node its cgroup's, never the host's paging, which
+monitor/measure.py leaves out there because other processes on the host cause it too).
 The resource with the highest share names the verdict; when none reaches SATURATED the job spent
 its time in start-up, scheduling and waiting, which the small inputs of a quick suite often do.
 """

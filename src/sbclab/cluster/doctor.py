@@ -251,3 +251,23 @@ def blockers(findings: list[Finding]) -> list[Finding]:
 
 def as_dicts(findings: list[Finding]) -> list[dict]:
     return [asdict(f) for f in findings]
+
+
+def preflight(inventory: Inventory, workload: str | None, size_bytes: int | None, preset: str = "stock",
+              known_hosts=remote.DEFAULT_KNOWN_HOSTS, accept_new: bool = False, deploying: bool = False,
+              say=lambda message: None) -> list[Finding]:
+    """doctor before a deploy or a suite: its warnings said, its blockers refused with their fixes.
+
+    deploying: a missing Java is no blocker, since deploying installs one."""
+    findings = examine(inventory, need_per_node(workload, size_bytes, len(inventory.workers), preset),
+                       known_hosts, accept_new)
+    blocking = [f for f in blockers(findings) if not (deploying and f.check == "java")]
+    for f in findings:
+        if f.severity == "warning":
+            say(f"warning: {f.node}: {f.check}: {f.finding}" + (f" ({f.fix})" if f.fix else ""))
+    if blocking:
+        first = blocking[0]
+        more = f" and {len(blocking) - 1} more blocker(s)" if len(blocking) > 1 else ""
+        raise SbclabError(f"Preflight: {first.node}: {first.check}: {first.finding}{more}.",
+                          f"{first.fix} See them all with 'sbclab doctor --inventory {inventory.source}'.".strip())
+    return findings

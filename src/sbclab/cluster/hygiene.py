@@ -29,13 +29,7 @@ class Reset:
 
 
 def drop_caches(cluster: Cluster) -> bool:
-    """Emulated nodes share the host's page cache, so dropping it once drops every node's."""
-    if os.geteuid() != 0:
-        return False
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
-    return True
+    return cluster.backend.drop_caches()
 
 
 def fstrim(cluster: Cluster) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import SbclabError
-from ..stack import distribution
+from ..stack import config, distribution
 from ..stack.daemons import Stack
 from ..stack.java import java_home
 from . import reaper, system
@@ -49,24 +49,41 @@ class Cluster:
         return self.state.extra.get("configuration", {})
 
 
-def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None, temporary: bool = False) -> Cluster:
+def boards_settings(inventory, known_hosts: Path | None, accept_new: bool, dist_dir: str | None) -> dict:
+    """What a cluster of real boards keeps in its state besides its spec: how to reach the boards."""
+    from .remote import DEFAULT_KNOWN_HOSTS
+    local = distribution.installed()
+    return {"inventory": inventory.model_dump(mode="json"), "known_hosts": str(known_hosts or DEFAULT_KNOWN_HOSTS),
+            "accept_new_host_keys": accept_new,
+            "dist_dir": dist_dir or f"{inventory.master.data_dir}/sbclab/dist",
+            "local_distribution": {"hadoop_home": str(local.hadoop_home), "spark_home": str(local.spark_home),
+                                   "jobs_jar": str(local.jobs_jar)}}
+
+
+def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None, temporary: bool = False,
+       boards: dict | None = None) -> Cluster:
     """Bring a cluster up and wait until it serves; on any failure or interrupt, remove all of it.
 
     A temporary cluster lives only as long as the sbclab that made it (a suite's own cluster).
+    boards: how to reach real boards (boards_settings), for a spec made from an inventory.
     """
-    dist = distribution.installed()
-    java_home()  # a missing Java is refused before anything is created
+    local = distribution.installed()
+    if boards is None:
+        java_home()  # a missing Java is refused before anything is created
     with interrupts_as_exceptions():
         state = ClusterState.create(spec)
         state.extra["temporary"] = temporary
+        state.extra.update(boards or {})
+        state.save()  # a board cluster cannot be reached, nor removed, without these
         backend = for_state(state)
-        stack = Stack(backend, dist)
         try:
             started = time.monotonic()
-            progress(f"creating {len(spec.nodes)} {spec.backend} nodes")
+            progress(f"creating {len(spec.nodes)} {spec.backend} nodes" if boards is None
+                     else f"deploying to {len(spec.nodes)} boards (Java, distribution, folders)")
             backend.create_nodes()
+            stack = Stack(backend, backend.distribution(local))
             state.extra["configuration"] = stack.render()
-            state.extra["versions"] = dist.versions()
+            state.extra["versions"] = local.versions(java=backend.java_version())
             progress("starting daemons")
             stack.start_all(timeout_s)
             state.extra["bring_up_s"] = round(time.monotonic() - started, 3)
@@ -77,6 +94,36 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
             _forget(state, leftovers)
             raise
     return Cluster(state, stack)
+
+
+def still_up(name: str, spec: ClusterSpec, boards: dict, progress=lambda message: None) -> list[str]:
+    """A second `up` of real boards: check that everything is as deployed, change nothing, and say
+    what differs (as an error, with the way to apply it) when something does."""
+    state = ClusterState.load(name)
+    if state.spec.backend != "ssh" or state.spec != spec or state.phase != "up":
+        raise SbclabError(f"Cluster '{name}' is up with another shape or inventory (or is '{state.phase}').",
+                          f"Take it down with 'sbclab cluster down --name {name}' (the boards keep their data), "
+                          "then bring it up again.")
+    state.extra.update({k: v for k, v in boards.items() if k != "accept_new_host_keys"})
+    backend = for_state(state)
+    local = distribution.installed()
+    stack = Stack(backend, backend.distribution(local))
+    differs = []
+    for node in spec.nodes:
+        layout = stack.layout(node)
+        _, files = config.render(spec, node, layout, stack.dist)
+        for file_name, text in files.items():
+            if backend.read_text(node, layout.conf_dir / file_name) != text:
+                differs.append(f"{file_name} on {node.name}")
+    checks = backend.verify_deployment()
+    differs += checks
+    if not stack.hdfs_ready(spec.workers) or len(stack.yarn_nodes()) < spec.workers:
+        differs.append("not every DataNode and NodeManager is live")
+    if differs:
+        raise SbclabError(f"Cluster '{name}' differs from what 'up' would make: {', '.join(differs[:5])}.",
+                          f"Apply it with 'sbclab cluster down --name {name}' and 'up' again; the boards keep their data.")
+    progress("every board is as deployed and every daemon is live; nothing changed")
+    return []
 
 
 @contextmanager
@@ -100,11 +147,14 @@ def attach(name: str) -> Cluster:
     if state.phase != "up":
         raise SbclabError(f"Cluster '{name}' is not up (it is '{state.phase}').",
                           f"Remove it with 'sbclab cluster down --force --name {name}', then bring it up again.")
-    return Cluster(state, Stack(for_state(state), distribution.installed(check=False)))
+    backend = for_state(state)
+    return Cluster(state, Stack(backend, backend.distribution(distribution.installed(check=False))))
 
 
-def down(name: str, force: bool = False) -> list[str]:
-    """Stop daemons and remove every resource the cluster created; return what could not be removed."""
+def down(name: str, force: bool = False, purge: bool = False) -> list[str]:
+    """Stop daemons and remove every resource the cluster created; return what could not be removed.
+
+    Real boards keep their HDFS and YARN data unless purge is given."""
     try:
         state = ClusterState.load(name)
     except SbclabError:
@@ -115,6 +165,7 @@ def down(name: str, force: bool = False) -> list[str]:
         raise SbclabError(f"Cluster '{name}' did not finish coming up (it is '{state.phase}').",
                           f"Remove its leftovers with 'sbclab cluster down --force --name {name}'.")
     with interrupts_as_exceptions():
+        state.extra["purge"] = purge
         state.set_phase("removing")
         leftovers = for_state(state).destroy()
         _forget(state, leftovers)

@@ -10,11 +10,12 @@ Commands are argument lists, joined with shlex quoting, so no value reaches the 
 
 import shlex
 import socket
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 import paramiko
 
@@ -90,6 +91,7 @@ class Connection:
             raise SbclabError(f"{host.name} ({host.address}:{host.port}) cannot be reached over SSH: {err}.",
                               "Check that the board is on, on the network, and runs sshd on that port.") from err
         self.client = client
+        self._sftp: paramiko.SFTPClient | None = None
 
     def run(self, argv: list[str], timeout_s: float = 60, stdin: str | None = None) -> Outcome:
         command = shlex.join(argv)
@@ -104,12 +106,53 @@ class Connection:
             raise SbclabError(f"{self.host.name}: '{command}' did not finish within {timeout_s:g} s ({err}).",
                               "Check the board's load and network.") from err
 
+    def stream(self, argv: list[str], out: IO[bytes], timeout_s: float | None = None,
+               stdin: IO[bytes] | None = None) -> int | None:
+        """Run argv, its output and errors written to out as they come; its exit status, or None if
+        it had not finished within timeout_s (it is then left running: the caller stops it)."""
+        channel = self.client.get_transport().open_session()
+        try:
+            channel.set_combine_stderr(True)
+            channel.exec_command(shlex.join(argv))
+            if stdin is not None:
+                for block in iter(lambda: stdin.read(1 << 20), b""):
+                    channel.sendall(block)
+                channel.shutdown_write()
+            deadline = None if timeout_s is None else time.monotonic() + timeout_s
+            channel.settimeout(0.5)
+            while True:
+                try:
+                    data = channel.recv(1 << 16)
+                except socket.timeout:
+                    data = None
+                if data:
+                    out.write(data)
+                    out.flush()
+                elif data == b"":  # end of output; the exit status follows it
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    return channel.recv_exit_status() if channel.status_event.wait(left) else None
+                if deadline is not None and time.monotonic() > deadline:
+                    return None
+        finally:
+            channel.close()
+
+    def sftp(self) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            self._sftp = self.client.open_sftp()
+        return self._sftp
+
+    def alive(self) -> bool:
+        transport = self.client.get_transport()
+        return transport is not None and transport.is_active()
+
     def shell(self, script: str, args: list[str], timeout_s: float = 60) -> Outcome:
         """A fixed sbclab script run by sh, fed on stdin so it needs no quoting; values go in as its
         arguments ($1, ...), quoted like every command."""
         return self.run(["sh", "-s", *args], timeout_s, stdin=script)
 
     def close(self) -> None:
+        if self._sftp is not None:
+            self._sftp.close()
         self.client.close()
 
     def __enter__(self):

@@ -16,6 +16,7 @@ from ..errors import SbclabError
 
 if TYPE_CHECKING:
     from .calibration import HostCalibration
+    from .inventory import Inventory
 
 BACKENDS = ("emulated", "processes")
 PRESETS = ("stock", "paper")
@@ -69,7 +70,7 @@ class ClusterSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    backend: Literal["emulated", "processes"]
+    backend: Literal["emulated", "processes", "ssh"]
     preset: Literal["stock", "paper"]
     board: str
     storage: str
@@ -229,3 +230,36 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
     return ClusterSpec(name=name, backend=backend, preset=preset, board=b.name, storage=medium_profile.name,
                        workers=workers, subnet=subnet if backend == "emulated" else "127.0.0.1/32",
                        nodes=tuple(nodes), scale=scale)
+
+
+def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "stock") -> ClusterSpec:
+    """Real boards as the inventory lists them, each given its whole profile (no scaling).
+
+    The cluster's board and storage are the workers' (the first worker's when they differ), which is
+    what a run's cell is keyed on."""
+    _check_name(name)
+    if preset not in PRESETS:
+        raise SbclabError(f"Unknown preset '{preset}'.", f"Choose one of: {', '.join(PRESETS)}.")
+    nodes = []
+    for host in inventory.hosts:
+        b, medium_profile = profiles.check_pair(host.board, profiles.resolve_storage(host.storage))
+        medium = medium_profile.figures_on(b.io_like or b.name)
+        memory = int(b.ram_gib * 2**30)
+        worker = host.role == "worker"
+        try:
+            yarn_mb = yarn_memory_mb(memory) if worker else 0
+        except SbclabError as err:
+            raise SbclabError(f"{inventory.source}: host '{host.name}': {err.message}", err.hint) from err
+        nodes.append(NodeSpec(
+            name=host.name, role=host.role, address=host.address, board=b.name, storage=medium_profile.name,
+            cpu_cores=float(b.cores), memory_bytes=memory, disk_bytes=0,
+            disk_read_bytes_s=medium.seq_read * 1e6, disk_write_bytes_s=medium.seq_write * 1e6,
+            disk_read_iops=medium.read_iops, disk_write_iops=medium.write_iops, link_mbit_s=b.nic_mbps,
+            yarn_memory_mb=yarn_mb, yarn_vcores=b.cores if worker else 0))
+    first = next(n for n in nodes if n.role == "worker")
+    scale = Scale(factor=1.0, memory_factor=1.0, host_cores=sum(int(n.cpu_cores) for n in nodes),
+                  host_memory_bytes=sum(n.memory_bytes for n in nodes), limited_by="nothing",
+                  note=f"real boards from {inventory.source}")
+    return ClusterSpec(name=name, backend="ssh", preset=preset, board=first.board, storage=first.storage,
+                       workers=sum(n.role == "worker" for n in nodes), subnet="inventory", nodes=tuple(nodes),
+                       scale=scale)

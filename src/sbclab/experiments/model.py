@@ -38,7 +38,7 @@ class ClusterSettings(BaseModel):
 
     name: str = "bench"
     board: str = "rpi5b"
-    backend: Literal["emulated", "processes"] | None = None
+    backend: Literal["emulated", "processes", "ssh"] | None = None
     subnet: str = "10.214.0.0/24"
     disk_size: Size | None = Field(None, description="per node; default from the data sizes")
     scale: float | None = Field(None, gt=0, le=1)

@@ -94,7 +94,7 @@ def _failed_run(ctx: RunContext, cell: Cell, err: Exception, started: datetime, 
                          wall_time_s=time.monotonic() - start, log=Path("/nonexistent"), output="")
     params = {**cell.parameters, "size_bytes": cell.size_bytes} if cell.size_bytes else dict(cell.parameters)
     # The job logs of whatever the cell got to before it failed (input generation, the job itself).
-    jobs = ctx.stack.layout(ctx.cluster.spec.master).log_dir / "jobs"
+    jobs = ctx.stack.client_logs() / "jobs"
     since = time.time() - (time.monotonic() - start) - 1
     extra = {f"jobs/{p.name}": p for p in jobs.glob("*") if p.is_dir() and p.stat().st_mtime >= since}
     return ctx.store_run(run_id=run_id, workload=cell.workload, engine=cell.engine, repetition=cell.repetition,
@@ -141,8 +141,10 @@ def execute(found: Plan, results: Path, display, command: list[str] | None = Non
             ctx = RunContext(cluster=cluster, store=store, experiment_id=experiment_id, progress=display.say,
                              command=command or ["sbclab", *sys.argv[1:]], monitor=experiment.monitor)
             ctx.idle_baseline = idle.measure_idle(cluster, experiment.monitor, store, new_id("idle"), display.say)
+            # Unsampled runs store no measurements: the offsets reach their documents only as notes.
             ctx.notes = [f"cluster '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage}, preset "
-                         f"{spec.preset}; inputs are generated on this cluster and reused by its runs"]
+                         f"{spec.preset}; inputs are generated on this cluster and reused by its runs",
+                         *idle.clock_notes(ctx.idle_baseline)]
             for cell in group:
                 display.cell(cell)
                 run = run_cell(ctx, cell, experiment)

@@ -5,13 +5,15 @@ A run is flagged when, within its window, any node
 - ran below 90 % of its profile's clock for more than 5 % of the run, or
 - went above its board's soft temperature limit (these two on boards only: an emulated node's
   clock and sensors are the host's, which say nothing about the board),
-- swapped, or
+- swapped (on a node with a cgroup, the cgroup's own swap; the host's paging only where the
+  cgroup accounts no swap, and the flag then says it was the host), or
 - disappeared: its sampler stopped answering (a gap) or ended before the run did.
 Each flag names the node, what happened and when.
 """
 
 from .. import profiles
 from .readings import throttle_reasons
+from .series import has_node_swap
 
 CLOCK_FLOOR = 0.90
 CLOCK_SHARE = 0.05
@@ -60,9 +62,12 @@ def node_flags(name: str, rows: list[dict], gaps: list[dict], samples: list[dict
     swapped = [r for r in inside if (r.get("swap_in_bps") or 0) > 0 or (r.get("swap_out_bps") or 0) > 0]
     if swapped:
         moved = sum(((r.get("swap_in_bps") or 0) + (r.get("swap_out_bps") or 0)) * r["dt"] for r in swapped)
-        where = "the host" if emulated else name
-        flags.append({"node": name, "kind": "swap", "at": swapped[0]["t"],
-                      "detail": f"{where} swapped {moved / 2**20:.1f} MiB during the run"})
+        if has_node_swap(samples):  # series.py took these rows from the node's cgroup
+            detail = f"{name} swapped out {moved / 2**20:.1f} MiB during the run (its cgroup's swap)"
+        else:
+            where = "the host" if emulated else name
+            detail = f"{where} swapped {moved / 2**20:.1f} MiB during the run"
+        flags.append({"node": name, "kind": "swap", "at": swapped[0]["t"], "detail": detail})
     for gap in gaps:
         if gap["from"] < end and gap["to"] > start:
             flags.append({"node": name, "kind": "disappeared", "at": gap["from"],

@@ -33,6 +33,10 @@ def _busy(r: dict) -> float | None:
     return round(100 - r["cpu_idle_pct"] - (r.get("cpu_iowait_pct") or 0), 2)
 
 
+def _has_cgroup(recorded: dict) -> bool:
+    return bool(recorded["target"].get("cgroup")) or any("cgroup_cpu" in s for s in recorded["samples"])
+
+
 def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: float, end: float) -> NodeFigures:
     inside = [r for r in rows if r["t"] - r["dt"] < end and r["t"] > start]
     target = recorded["target"]
@@ -43,9 +47,13 @@ def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: floa
         return None if value is None else int(value)
 
     swap = None
-    if bounds:
+    if bounds and series.has_node_swap(recorded["samples"]):
+        swap = series.node_swapped_out(recorded["samples"], bounds[0]["t"], bounds[1]["t"])
+    elif bounds and not _has_cgroup(recorded):
         pages = [series.counter(*bounds, "swap", k) for k in ("in_pages", "out_pages")]
         swap = None if None in pages else sum(pages) * series.PAGE_BYTES
+    # A node whose cgroup accounts no swap has no swap figure of its own: the host's paging is not
+    # its use (health.py still flags it, as the host's).
     throttled = [r["throttled"] for r in inside if r.get("throttled") is not None]
     bits = 0
     for b in throttled:

@@ -91,16 +91,32 @@ def cgroup2_cpu_stat(text: str) -> dict[str, int]:
 
 
 def memory_stat(text: str) -> dict[str, int]:
-    """cgroup memory.stat (v1 total_* or v2 names) as resident, page cache and swap bytes."""
+    """cgroup memory.stat (v1 total_* or v2 names) as resident and page cache bytes, and the bytes
+    of the group swapped out ("swap") when the file reports them.
+
+    v1 reports `total_swap` only with swap accounting on; v2 keeps swap out of memory.stat (it is
+    memory.swap.current, see cgroup2_swap_current). Without a figure "swap" is left out rather than
+    given as 0, so nobody mistakes "not accounted" for "did not swap"."""
     found = {}
     for line in text.splitlines():
         parts = line.split()
         if len(parts) == 2:
             found[parts[0]] = int(parts[1])
     if "total_rss" in found:  # v1, hierarchical totals
-        return {"rss": found["total_rss"],  # includes transparent huge pages
-                "cache": found.get("total_cache", 0), "swap": found.get("total_swap", 0)}
-    return {"rss": found.get("anon", 0), "cache": found.get("file", 0), "swap": found.get("swap", 0)}
+        out = {"rss": found["total_rss"],  # includes transparent huge pages
+               "cache": found.get("total_cache", 0)}
+        swap = found.get("total_swap", found.get("swap"))
+    else:
+        out = {"rss": found.get("anon", 0), "cache": found.get("file", 0)}
+        swap = found.get("swap")
+    if swap is not None:
+        out["swap"] = swap
+    return out
+
+
+def cgroup2_swap_current(text: str) -> int:
+    """cgroup v2 memory.swap.current: bytes of the group's memory now in swap."""
+    return int(text.strip())
 
 
 _THROTTLED = re.compile(r"throttled=(0x[0-9a-fA-F]+)")
@@ -163,7 +179,8 @@ def pmic_watts(text: str) -> float:
 
 
 def thermal_zone_c(text: str) -> float:
-    """A /sys/class/thermal/thermal_zone*/temp or hwmon temp*_input value (millidegrees Celsius)."""
+    """A /sys/class/thermal/thermal_zone*/temp or hwmon temp*_input value (millidegrees Celsius;
+    negative below freezing). An empty read (a sensor that is not ready) raises ValueError."""
     return int(text.strip()) / 1000.0
 
 
@@ -174,4 +191,9 @@ def scaling_cur_freq_mhz(text: str) -> float:
 
 def rapl_energy_uj(text: str) -> int:
     """A powercap energy_uj counter (microjoules, wraps at max_energy_range_uj)."""
+    return int(text.strip())
+
+
+def net_statistic(text: str) -> int:
+    """One /sys/class/net/IFACE/statistics/* counter (rx_bytes, tx_bytes: bytes since the interface appeared)."""
     return int(text.strip())

@@ -101,9 +101,17 @@ class NodeGroupDelays:
         return dict(self.total, processes=len(current), implausible_ns=self.discarded)
 
 
+def _cpu_number(path: str) -> int:
+    """N of a .../cpuN/cpufreq/scaling_cur_freq path, so cpu10 sorts after cpu9."""
+    return int(path.split(os.sep)[-3][len("cpu"):])
+
+
 class Sampler:
-    def __init__(self, target: dict):
+    """What one node's samples hold; `sys_root` is where sysfs is mounted (a copy of it in tests)."""
+
+    def __init__(self, target: dict, sys_root: str = "/sys"):
         self.target = target
+        self.sys_root = sys_root
         self.errors: dict[str, str] = {}
         cgroup = target.get("cgroup") or {}
         self.cgroup = cgroup
@@ -115,15 +123,17 @@ class Sampler:
                 self.delays = NodeGroupDelays(cgroup["procs"])
             except OSError as err:
                 self.errors["iowait"] = f"no per-node delay accounting ({err})"
-        self.thermal = sorted(glob.glob("/sys/class/thermal/thermal_zone*/temp"))
-        self.hwmon = sorted(glob.glob("/sys/class/hwmon/hwmon*/temp*_input"))
-        self.cpufreq = sorted(glob.glob("/sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq"),
-                              key=lambda p: int(p.split("/cpu")[2].split("/")[0]))
+        self.thermal = sorted(glob.glob(os.path.join(sys_root, "class/thermal/thermal_zone*/temp")))
+        self.hwmon = sorted(glob.glob(os.path.join(sys_root, "class/hwmon/hwmon*/temp*_input")))
+        self.cpufreq = sorted(glob.glob(os.path.join(sys_root, "devices/system/cpu/cpu[0-9]*/cpufreq/scaling_cur_freq")),
+                              key=_cpu_number)
+        self.zone_names: dict[str, str] = {}
+        self.rapl_domains: dict[str, dict] = {}
         vcgencmd = target.get("vcgencmd", "auto")
         self.vcgencmd = shutil.which("vcgencmd") if vcgencmd == "auto" else vcgencmd
         power = target.get("power") or {}
         self.power_source = power.get("source")
-        powercap = power.get("powercap", "/sys/class/powercap")
+        powercap = power.get("powercap", os.path.join(sys_root, "class/powercap"))
         # Package domains only (intel-rapl:N): their sub-domains (cores, uncore, dram) are inside them.
         self.rapl = sorted(glob.glob(os.path.join(powercap, "intel-rapl:[0-9]"))) if self.power_source == "rapl" else []
         if self.power_source == "rapl" and not self.rapl:
@@ -135,7 +145,7 @@ class Sampler:
         zones = {}
         for path in self.thermal:
             try:
-                zones[path] = _read(path.replace("/temp", "/type")).strip()
+                zones[path] = _read(os.path.join(os.path.dirname(path), "type")).strip()
             except OSError:
                 zones[path] = os.path.basename(os.path.dirname(path))
         for path in self.hwmon:
@@ -182,6 +192,8 @@ class Sampler:
             s["cpu"] = host_cpu
             s["load"] = self._try("load", lambda: readings.loadavg(_read("/proc/loadavg")))
             s["memory"] = self._try("memory", lambda: readings.meminfo(_read("/proc/meminfo")))
+        # Always the host's paging. On a node with a cgroup its own swap is cgroup_memory["swap"],
+        # which series.py prefers; this stays for nodes whose cgroup does not account swap.
         s["swap"] = self._try("swap", lambda: readings.vmstat_swap(_read("/proc/vmstat")))
         if t.get("device"):
             s["disk"] = self._try("disk", lambda: readings.diskstats(_read("/proc/diskstats"), t["device"]))
@@ -222,12 +234,22 @@ class Sampler:
     def _cgroup_memory(self) -> dict:
         c = self.cgroup
         folder = c["unified"] if c.get("version") == 2 else c["memory"]
-        return readings.memory_stat(_read(os.path.join(folder, "memory.stat")))
+        memory = readings.memory_stat(_read(os.path.join(folder, "memory.stat")))
+        if c.get("version") == 2 and "cgroup swap" not in self.errors:
+            try:
+                memory["swap"] = readings.cgroup2_swap_current(_read(os.path.join(folder, "memory.swap.current")))
+            except (OSError, ValueError) as err:
+                self.errors["cgroup swap"] = f"no memory.swap.current ({type(err).__name__}: {err})"
+        if "swap" not in memory and "cgroup swap" not in self.errors:
+            # Said once: without it the swap figures of this node are the host's (series.py).
+            self.errors["cgroup swap"] = "the node's cgroup does not account swap (no total_swap in memory.stat)"
+        return memory
 
     def _net(self) -> dict:
         iface = self.target["interface"]
-        stats = f"/sys/class/net/{iface['name']}/statistics/"
-        rx, tx = int(_read(stats + "rx_bytes")), int(_read(stats + "tx_bytes"))
+        stats = os.path.join(self.sys_root, "class/net", iface["name"], "statistics")
+        rx = readings.net_statistic(_read(os.path.join(stats, "rx_bytes")))
+        tx = readings.net_statistic(_read(os.path.join(stats, "tx_bytes")))
         # The host end of an emulated node's veth sees the node's traffic the other way round.
         return {"rx_bytes": tx, "tx_bytes": rx} if iface.get("peer_side") else {"rx_bytes": rx, "tx_bytes": tx}
 

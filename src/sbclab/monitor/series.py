@@ -5,6 +5,12 @@ an emulated node that is its cgroup's quota (the host cores it was given), so a 
 out reads 100 % busy, as a board would; iowait there is its threads' block-I/O delay spread over
 its board cores, capped by its idle share. Where samples are further apart than a sampler could
 explain (it died, or the node vanished), the interval is a recorded gap: no row is made across it.
+
+Swap on a node with a cgroup is the group's own: the bytes of it in swap (v1 memory.stat
+total_swap, v2 memory.swap.current), whose growth is what it swapped out; how much it swapped back
+in cannot be told from that figure (freeing swapped pages lowers it too), so swap-in is left
+empty there. The host's /proc/vmstat paging stands in only where the cgroup accounts no swap;
+a host-scope sampler (processes backend) has nothing else.
 """
 
 import os
@@ -98,6 +104,39 @@ def _memory(b: dict, target: dict) -> dict:
             "mem_available_bytes": mem.get("available")}
 
 
+def _node_swap(sample: dict) -> int | None:
+    return _get(sample, "cgroup_memory", "swap")
+
+
+def _swap(a: dict, b: dict, dt: float) -> dict:
+    """Swap rates of the interval: the node's own where its cgroup accounts swap, else the host's paging."""
+    if _node_swap(a) is not None or _node_swap(b) is not None:
+        held_a, held_b = _node_swap(a), _node_swap(b)
+        out = None if held_a is None or held_b is None else max(0, held_b - held_a) / dt
+        return {"swap_in_bps": None, "swap_out_bps": None if out is None else round(out, 1)}
+    found = {}
+    for name, path in (("swap_in_bps", ("swap", "in_pages")), ("swap_out_bps", ("swap", "out_pages"))):
+        pages = _rate(a, b, dt, *path)
+        found[name] = None if pages is None else round(pages * PAGE_BYTES, 1)
+    return found
+
+
+def has_node_swap(samples: list[dict]) -> bool:
+    """Whether these samples carry the node's own swap figure (its cgroup accounts swap)."""
+    return any(_node_swap(s) is not None for s in samples)
+
+
+def node_swapped_out(samples: list[dict], start: float, end: float) -> float | None:
+    """Bytes the node's cgroup swapped out between two sample times: the sum of the increases of its
+    swapped bytes from sample to sample (a lower bound: what goes out and back within one
+    interval is not seen). None when no sample in that time carries such a figure."""
+    ordered = sorted(samples, key=lambda s: s["t"])
+    held = [_node_swap(s) for s in ordered if start <= s["t"] <= end and _node_swap(s) is not None]
+    if not held:
+        return None
+    return float(sum(max(0, y - x) for x, y in zip(held, held[1:])))
+
+
 def _disk_busy(a: dict, b: dict, dt: float, rates: dict, limits: dict | None) -> float | None:
     """Share of the interval the medium was busy: the kernel's busy time, or on a throttled
     (emulated) medium the highest of bandwidth and operations against the medium's limits."""
@@ -120,9 +159,7 @@ def row(a: dict, b: dict, target: dict) -> dict:
     else:
         out.update(_cpu_host(a, b, dt, int(target.get("cores") or 1)))
     out.update(_memory(b, target))
-    for name, path in (("swap_in_bps", ("swap", "in_pages")), ("swap_out_bps", ("swap", "out_pages"))):
-        pages = _rate(a, b, dt, *path)
-        out[name] = None if pages is None else round(pages * PAGE_BYTES, 1)
+    out.update(_swap(a, b, dt))
     out["disk_read_bps"] = _rate(a, b, dt, "disk", "read_bytes")
     out["disk_write_bps"] = _rate(a, b, dt, "disk", "write_bytes")
     out["disk_busy_pct"] = _disk_busy(a, b, dt, out, target.get("disk_limits"))

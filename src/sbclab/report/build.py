@@ -2,13 +2,14 @@
 comparisons, verdicts, the seeds' matching cells and the warnings that go first."""
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..analysis import reference
-from ..analysis.cells import Cell, clusters_in, exclusion_reason, group, status
+from ..analysis.cells import Cell, CellKey, cluster_identity, clusters_in, exclusion_reason, group, status
 from ..analysis.derived import CellFigures, Comparison, Costs, engine_ratios, figures, speedups, storage_gains
 from ..analysis.verdicts import Verdict, verdict
 from ..errors import SbclabError
@@ -27,9 +28,9 @@ class ReferenceMatch:
         ours = self.figures.wall_time
         return ours.mean / self.published.seconds if ours and self.published.seconds else None
 
-    def as_dict(self) -> dict:
+    def as_dict(self, with_cluster: bool = False) -> dict:
         key = self.figures.cell.key
-        return {"cell": key.label(), "emulated": self.figures.cell.emulated, "scale_factor": self.figures.cell.scale_factor,
+        return {"cell": key.label(with_cluster), "emulated": self.figures.cell.emulated, "scale_factor": self.figures.cell.scale_factor,
                 "ours_s": self.figures.wall_time.mean if self.figures.wall_time else None,
                 "published_s": self.published.seconds, "published_printed": f"{self.published.printed} {self.published.unit}",
                 "source": self.published.source, "citation": self.published.citation, "ratio": self.ratio,
@@ -59,6 +60,14 @@ class Report:
     def emulated(self) -> bool:
         return any(r.cluster.emulated for r in self.runs)
 
+    @property
+    def several_clusters(self) -> bool:
+        return len(self.clusters) > 1
+
+    def label(self, key: CellKey) -> str:
+        """A cell's name in this report: with its cluster only when the report holds several."""
+        return key.label(self.several_clusters)
+
     def series(self, run: RunRecord) -> dict | None:
         if not (run.measurements and run.measurements.series):
             return None
@@ -67,6 +76,63 @@ class Report:
             return json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             return None
+
+
+# power.for_node's note when a configured source gave nothing: "SOURCE unavailable: WHY[; the model ...]".
+_UNAVAILABLE = re.compile(r"^(?P<source>\S+) unavailable: (?P<why>.*?)(?:; the model estimate is used instead)?$")
+_SHOWN = 6  # failed sources listed in the warning; the rest are counted
+
+
+def power_warnings(runs: list[RunRecord], with_cluster: bool = False, estimated: bool | None = None) -> list[str]:
+    """Which nodes' power is not a meter reading, and why: the model by configuration, or a configured
+    source that failed (node, source, the first reason, and the runs it happened in).
+
+    Read from each run's measurements: a failed source is in its node's power notes (the model stood
+    in) or in the run's notes as "NODE: SOURCE unavailable: ..." (no figure at all). `estimated`
+    says whether any counted figure is an estimate; None works it out from the runs."""
+    chosen: set[str] = set()
+    failed: dict[tuple[str, str], list[str]] = {}
+    any_estimate = False
+    for run in runs:
+        m = run.measurements
+        if m is None:
+            continue
+        where = f" ({cluster_identity(run)})" if with_cluster else ""
+        for name, power in m.power.items():
+            reasons = [found.group("source", "why") for found in map(_UNAVAILABLE.match, power.notes) if found]
+            any_estimate |= power.estimate
+            if reasons:
+                source, why = reasons[0]
+                failed.setdefault((name + where, f"{source} unavailable: {why}; the model estimate stands in"),
+                                  []).append(run.run_id)
+            elif power.estimate:
+                chosen.add(name + where)
+        for note in m.notes:
+            name, _, rest = note.partition(": ")
+            found = _UNAVAILABLE.match(rest)
+            if found and name not in m.power:
+                failed.setdefault((name + where, f"{found['source']} unavailable: {found['why']}; no power figure"),
+                                  []).append(run.run_id)
+    out = []
+    if estimated if estimated is not None else any_estimate:
+        text = ("Power is estimated (the profile's idle-to-load line by CPU utilisation) for some nodes; energy and "
+                "performance-per-watt figures marked 'estimate' are not meter readings.")
+        if chosen:
+            text += f" The model is the configured source of {', '.join(sorted(chosen))}."
+        if failed:
+            text += f" The configured source failed for {', '.join(sorted({node for node, _ in failed}))} (next warning)."
+        out.append(text)
+    if failed:
+        items = sorted(failed.items())
+        listed = []
+        for (node, why), run_ids in items[:_SHOWN]:
+            runs_text = f"{len(run_ids)} runs, first {run_ids[0]}" if len(run_ids) > 1 else f"run {run_ids[0]}"
+            listed.append(f"{node} ({runs_text}): {why}")
+        more = f"; and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+        out.append("A configured power source gave no readings: " + "; ".join(listed) + more +
+                   ". Check the meter or plug (address, network, permissions), or 'sbclab results show RESULTS RUN_ID' "
+                   "for each run's notes.")
+    return out
 
 
 def load_runs(results: Path) -> list[RunRecord]:
@@ -101,10 +167,8 @@ def build(results: Path, costs: Costs | None = None) -> Report:
                         f"scaled by {', '.join(f'{f:g}' for f in factors)} (CPU, disk and network together). "
                         "Times are not those of real boards; ratios between cells are what emulation preserves.")
     for c in cells:
-        warnings += c.warnings()
-    if any(f.power_estimated for f in cell_figures):
-        warnings.append("Power is estimated (the profile's idle-to-load line by CPU utilisation) for some nodes; "
-                        "energy and performance-per-watt figures marked 'estimate' are not meter readings.")
+        warnings += c.warnings(len(clusters) > 1)
+    warnings += power_warnings(runs, len(clusters) > 1, any(f.power_estimated for f in cell_figures))
     references = []
     for f in cell_figures:
         k = f.cell.key

@@ -43,6 +43,7 @@ def execution_times(figures: list[CellFigures]) -> list[Plot]:
         if f.wall_time:
             panels.setdefault((f.cell.key.workload, f.cell.key.size_bytes, f.cell.key.cluster), []).append(f)
     plots = []
+    several = len({cluster for _, _, cluster in panels}) > 1
     for (workload, size, cluster), members in sorted(panels.items()):
         fig, ax = plt.subplots(figsize=(6, 3.6))
         lines: dict[tuple, list[CellFigures]] = {}
@@ -61,34 +62,74 @@ def execution_times(figures: list[CellFigures]) -> list[Plot]:
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        plots.append(render_figure(fig, f"Execution time — {workload}{size_text}",
+        where = f" ({cluster})" if several else ""  # otherwise two clusters' panels have the same title
+        plots.append(render_figure(fig, f"Execution time — {workload}{size_text}{where}",
                              f"Execution time of {workload}{size_text} by worker count, {cluster}"))
     return plots
 
 
-def speedup_curves(comparisons: list[Comparison]) -> list[Plot]:
-    """S(n) with the ideal line and E(n), per workload, engine, size and medium."""
-    lines: dict[tuple, list[Comparison]] = {}
+@dataclass
+class SpeedupLine:
+    """One line of the speedup plot: a workload, engine, size, medium and preset on one cluster."""
+
+    label: str
+    base: int               # the fewest workers measured: the speedups' baseline (derived.speedups)
+    workers: list[int]      # base first
+    speedup: list[float]    # S(n) = T(base)/T(n); 1 at the base
+    half_widths: list[float]
+    efficiency: list[float]  # E(n) = S(n) / (n/base)
+
+    @property
+    def ideal(self) -> list[float]:
+        """Linear speedup from the baseline, S(n) = n / base: y = x only when the base is one worker."""
+        return [n / self.base for n in self.workers]
+
+
+def speedup_lines(comparisons: list[Comparison]) -> list[SpeedupLine]:
+    """The speedup comparisons as plot lines, each starting at its baseline worker count."""
+    groups: dict[tuple, list[Comparison]] = {}
     for c in comparisons:
         if c.kind == "speedup":
             k = c.baseline
-            lines.setdefault((k.workload, k.engine, k.size_bytes, k.storage, k.preset, k.workers), []).append(c)
+            groups.setdefault((k.workload, k.engine, k.size_bytes, k.storage, k.preset, k.cluster, k.workers), []).append(c)
+    several = len({key[5] for key in groups}) > 1
+    lines = []
+    for (workload, engine, size, storage, preset, cluster, base), points in sorted(groups.items()):
+        points.sort(key=lambda c: c.cell.workers)
+        label = f"{workload}/{engine} {format_size(size) if size else ''} {storage}".replace("  ", " ").strip()
+        lines.append(SpeedupLine(
+            label=label + (f" [{cluster}]" if several else ""), base=base,
+            workers=[base] + [c.cell.workers for c in points],
+            speedup=[1.0] + [c.value.value for c in points],
+            half_widths=[0.0] + [c.value.half_width or 0.0 for c in points],
+            efficiency=[1.0] + [c.efficiency.value if c.efficiency else c.value.value / (c.cell.workers / base)
+                                for c in points]))
+    return lines
+
+
+def speedup_curves(comparisons: list[Comparison]) -> list[Plot]:
+    """S(n) with the ideal line and E(n), per workload, engine, size and medium. As derived.speedups
+    defines them, both are relative to the fewest workers measured (b): S(n) = T(b)/T(n), whose
+    ideal is n/b, and E(n) = S(n)/(n/b), whose ideal is 1."""
+    lines = speedup_lines(comparisons)
     if not lines:
         return []
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
-    top = 1
-    for (workload, engine, size, storage, preset, base), points in sorted(lines.items()):
-        points.sort(key=lambda c: c.cell.workers)
-        xs = [base] + [c.cell.workers for c in points]
-        top = max(top, max(xs))
-        label = f"{workload}/{engine} {format_size(size) if size else ''} {storage}".strip()
-        left.errorbar(xs, [1.0] + [c.value.value for c in points],
-                      yerr=[0.0] + [c.value.half_width or 0.0 for c in points], marker="o", capsize=3, label=label)
-        right.plot(xs, [1.0] + [c.efficiency.value for c in points], marker="o", label=label)
-    left.plot([1, top], [1, top], "k--", linewidth=1, label="ideal")
-    left.set_title("speedup S(n) = T(1)/T(n)", fontsize=10)
+    top = max(max(line.workers) for line in lines)
+    for line in lines:
+        left.errorbar(line.workers, line.speedup, yerr=line.half_widths, marker="o", capsize=3, label=line.label)
+        right.plot(line.workers, line.efficiency, marker="o", label=line.label)
+    bases = sorted({line.base for line in lines})
+    for base in bases:
+        name = "ideal" if bases == [1] else f"ideal from {base} workers (n/{base})"
+        left.plot([base, top], [1.0, top / base], "k--", linewidth=1, label=name)
+    if bases == [1]:
+        left.set_title("speedup S(n) = T(1)/T(n)", fontsize=10)
+        right.set_title("parallel efficiency E(n) = S(n)/n", fontsize=10)
+    else:
+        left.set_title("speedup S(n) = T(b)/T(n), b = fewest workers measured", fontsize=9)
+        right.set_title("parallel efficiency E(n) = S(n)/(n/b)", fontsize=10)
     right.axhline(1.0, color="k", linestyle="--", linewidth=1)
-    right.set_title("parallel efficiency E(n) = S(n)/n", fontsize=10)
     for ax in (left, right):
         ax.set_xlabel("workers")
         ax.grid(alpha=0.3)
@@ -129,7 +170,8 @@ def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
     if not rows:
         return []
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.5 + 0.35 * len(rows) + 1.5))
-    labels = [f.cell.key.label() for f in rows]
+    several = len({f.cell.key.cluster for f in rows}) > 1
+    labels = [f.cell.key.label(several) for f in rows]
     left.barh(labels, [f.energy.mean / 1000 for f in rows], xerr=[_err(f.energy) / 1000 for f in rows], capsize=3)
     left.set_xlabel("energy per run (kJ, cluster)")
     ppw = [(f.perf_per_watt.mean / 1e6 if f.perf_per_watt else 0.0) for f in rows]

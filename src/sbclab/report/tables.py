@@ -23,7 +23,7 @@ def cell_rows(report: Report) -> list[dict]:
     for f in report.figures:
         k, t = f.cell.key, f.wall_time
         rows.append({
-            "cell": k.label(), "workload": k.workload, "engine": k.engine, "size_bytes": k.size_bytes or None,
+            "cell": report.label(k), "workload": k.workload, "engine": k.engine, "size_bytes": k.size_bytes or None,
             "workers": k.workers, "board": k.board, "storage": k.storage, "preset": k.preset, "cluster": k.cluster,
             "parameters": k.parameters or None,
             "n": t.n if t else 0, "mean_s": _r(t.mean) if t else None, "sd_s": _r(t.sd) if t else None,
@@ -50,7 +50,7 @@ def cell_rows(report: Report) -> list[dict]:
 
 
 def comparison_rows(report: Report) -> list[dict]:
-    return [{"kind": c.kind, "cell": c.cell.label(), "baseline": c.baseline.label(), "value": _r(c.value.value, 4),
+    return [{"kind": c.kind, "cell": report.label(c.cell), "baseline": report.label(c.baseline), "value": _r(c.value.value, 4),
              "ci95_low": _r(c.value.ci_low, 4), "ci95_high": _r(c.value.ci_high, 4),
              "efficiency": _r(c.efficiency.value, 4) if c.efficiency else None, "note": c.note}
             for c in report.comparisons]
@@ -77,7 +77,8 @@ def run_rows(report: Report) -> list[dict]:
 
 
 def reference_rows(report: Report) -> list[dict]:
-    return [{k: (_r(v, 3) if isinstance(v, float) else v) for k, v in m.as_dict().items()} for m in report.references]
+    return [{k: (_r(v, 3) if isinstance(v, float) else v) for k, v in m.as_dict(report.several_clusters).items()}
+            for m in report.references]
 
 
 TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows}
@@ -128,9 +129,11 @@ def markdown(report: Report) -> str:
              f"Generated {report.generated_at} by `{' '.join(report.command)}` from {len(report.runs)} stored runs.\n"]
     if report.warnings:
         parts.append("## Warnings\n\n" + "\n".join(f"- {w}" for w in report.warnings) + "\n")
+    # Runs of several clusters: rows differing only in their cluster must say which is which.
+    where = ["cluster"] if report.several_clusters else []
     parts.append("## Cells\n\n" + _md_table(cells, ["workload", "engine", "size", "workers", "board", "storage", "preset",
-                                                     "n", "time (s), mean ± 95 % CI", "throughput_mb_s", "avg_power_w",
-                                                     "energy_j", "perf_per_watt_mb_s_per_w"]))
+                                                     *where, "n", "time (s), mean ± 95 % CI", "throughput_mb_s",
+                                                     "avg_power_w", "energy_j", "perf_per_watt_mb_s_per_w"]))
     comparisons = comparison_rows(report)
     if comparisons:
         parts.append("## Speedup, storage gain, engine ratio\n\n" +

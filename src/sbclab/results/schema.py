@@ -34,7 +34,7 @@ class Validity(BaseModel):
 
 class ClusterShape(BaseModel):
     name: str
-    backend: Literal["emulated", "processes"]
+    backend: Literal["emulated", "processes", "ssh"]
     emulated: bool
     shaped: bool
     workers: int

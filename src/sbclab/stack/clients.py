@@ -5,7 +5,6 @@ which builds the driver command line (module flags, classpath) exactly as `spark
 """
 
 import shlex
-import subprocess
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -85,7 +84,7 @@ def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, tim
 
     Validation reads job output this way, through tools independent of the engines (wc, grep, awk)."""
     master = stack.spec.master
-    result = log.with_name(log.name + f".{time.monotonic_ns()}.out")
+    result = stack.layout(master).disk / "tmp" / f"fs-through.{time.monotonic_ns()}.out"
     fs_cmd = shlex.join(stack.java(master, "org.apache.hadoop.fs.FsShell", fs_args))
     script = f"set -o pipefail; {fs_cmd} | {{ {shell_tail}; }} > {shlex.quote(str(result))}"
     try:
@@ -94,9 +93,9 @@ def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, tim
         if status != 0:
             raise SbclabError(f"Reading {' '.join(fs_args[1:])} from HDFS through '{shell_tail}' failed "
                               f"(exit {status}).", f"Read {log}.")
-        return result.read_text()
+        return stack.backend.read_text(master, result) or ""
     finally:
-        result.unlink(missing_ok=True)
+        stack.backend.remove(master, result)
 
 
 def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[str],
@@ -109,10 +108,10 @@ def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[st
         submit += ["--conf", f"{key}={value}"]
     launcher = [env["JAVA_HOME"] + "/bin/java", "-Xmx128m", "-cp", f"{stack.dist.spark_jars}/*",
                 "org.apache.spark.launcher.Main", *submit, str(jar), *args]
-    built = subprocess.run(launcher, env=env, capture_output=True, timeout=120)
-    command = [part.strip() for part in built.stdout.decode().split("\0") if part.strip()]
-    if built.returncode != 0 or not command:
-        lines = built.stderr.decode(errors="replace").strip().splitlines()
+    status, stdout, stderr = stack.backend.capture(master, launcher, env, timeout_s=120)
+    command = [part.strip() for part in stdout.decode().split("\0") if part.strip()]
+    if status != 0 or not command:
+        lines = stderr.decode(errors="replace").strip().splitlines()
         raise SbclabError(f"Spark's launcher could not build the spark-submit command: {lines[-1] if lines else 'no output'}.",
                           "Run 'sbclab stack fetch --refresh' to restore the Spark distribution.")
     return command

@@ -13,7 +13,6 @@ from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from .. import atomic
 from ..cluster.spec import ClusterSpec, NodeSpec
 from . import presets
 from .distribution import Distribution
@@ -140,18 +139,17 @@ def _xml(properties: dict[str, str]) -> str:
     return f'<?xml version="1.0"?>\n<!-- Rendered by sbclab; edits are overwritten at the next cluster up. -->\n<configuration>\n{rows}\n</configuration>\n'
 
 
-def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> dict[str, dict[str, str]]:
-    """Write the node's configuration directory; return what was written."""
+def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The node's configuration: (the values, the files of its configuration directory by name)."""
     values = settings(spec, node, layout, dist)
-    layout.conf_dir.mkdir(parents=True, exist_ok=True)
+    files = {}
     for file, properties in values.items():
         if file == "spark-defaults":
-            text = "".join(f"{k} {v}\n" for k, v in properties.items())
-            atomic.write_text(layout.conf_dir / "spark-defaults.conf", text)
+            files["spark-defaults.conf"] = "".join(f"{k} {v}\n" for k, v in properties.items())
         else:
-            atomic.write_text(layout.conf_dir / f"{file}.xml", _xml(properties))
+            files[f"{file}.xml"] = _xml(properties)
     shipped = resources.files(__package__).joinpath("files")
     for name in ("log4j.properties", "capacity-scheduler.xml"):
-        atomic.write_text(layout.conf_dir / name, shipped.joinpath(name).read_text())
-    atomic.write_text(layout.conf_dir / "workers", "".join(w.address + "\n" for w in spec.worker_nodes))
-    return values
+        files[name] = shipped.joinpath(name).read_text()
+    files["workers"] = "".join(w.address + "\n" for w in spec.worker_nodes)
+    return values, files

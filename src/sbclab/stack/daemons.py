@@ -6,9 +6,7 @@ Daemons are plain `java` processes on the Maven-assembled classpath; what the Ap
 """
 
 import json
-import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +20,6 @@ from ..errors import SbclabError
 from . import config
 from . import distribution
 from .distribution import Distribution
-from .java import java_home
 
 
 @dataclass(frozen=True)
@@ -59,36 +56,39 @@ class Stack:
         self.backend = backend
         self.spec = backend.spec
         self.dist = dist
-        self._started: list[tuple[Daemon, NodeSpec, subprocess.Popen]] = []
+        self._started: list[tuple[Daemon, NodeSpec, object]] = []  # handles answer poll()
         # The run being measured, if any: its samplers mark the start and end of every command (clients.py).
         self.recording = None
 
     # --- where things are ------------------------------------------------------------------
 
     def layout(self, node: NodeSpec) -> config.NodeLayout:
-        return config.NodeLayout(conf_dir=self.backend.node_dir(node) / "conf", disk=self.backend.node_disk(node),
-                                 log_dir=logs_dir(self.spec.name) / node.name)
+        conf_dir, disk, log_dir = self.backend.node_paths(node, logs_dir(self.spec.name) / node.name)
+        return config.NodeLayout(conf_dir=conf_dir, disk=disk, log_dir=log_dir)
+
+    def client_logs(self) -> Path:
+        """Where the output of commands sbclab runs is kept on this host (job logs)."""
+        return logs_dir(self.spec.name) / self.spec.master.name
 
     def env(self, node: NodeSpec) -> dict[str, str]:
         layout = self.layout(node)
         return {
-            "PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+            **self.backend.node_env(node),
             "LANG": "C.UTF-8",
-            "JAVA_HOME": str(java_home()),
+            "JAVA_HOME": str(self.backend.java_home(node)),
             "HADOOP_CONF_DIR": str(layout.conf_dir),
             "HADOOP_HOME": str(self.dist.hadoop_home),
             "SPARK_HOME": str(self.dist.spark_home),
             "SPARK_CONF_DIR": str(layout.conf_dir),
             # Spark's launcher asks for it outside a source tree it can inspect.
             "SPARK_SCALA_VERSION": distribution.SCALA_BINARY,
-            "HADOOP_USER_NAME": "root" if os.geteuid() == 0 else os.environ.get("USER", "sbclab"),
         }
 
     def java(self, node: NodeSpec, main_class: str, args: list[str], *, heap_mb: int | None = None,
              add_opens: bool = False, log_file: str | None = None) -> list[str]:
         """A `java` command line on the node's Hadoop classpath, the way bin/hadoop would build it."""
         layout = self.layout(node)
-        argv = [str(java_home() / "bin" / "java")]
+        argv = [str(self.backend.java_home(node) / "bin" / "java")]
         if heap_mb:
             argv.append(f"-Xmx{heap_mb}m")
         argv += ["-Djava.net.preferIPv4Stack=true", f"-Dhadoop.home.dir={self.dist.hadoop_home}",
@@ -100,8 +100,8 @@ class Stack:
         argv += ["-cp", f"{layout.conf_dir}:{self.dist.hadoop_classpath}", main_class, *args]
         return argv
 
-    def daemon_log(self, daemon: Daemon, node: NodeSpec) -> Path:
-        return self.layout(node).log_dir / f"{daemon.key}.log"
+    def daemon_log(self, daemon: Daemon, node: NodeSpec) -> str:
+        return self.backend.where(node, self.layout(node).log_dir / f"{daemon.key}.log")
 
     def nodes_for(self, daemon: Daemon) -> list[NodeSpec]:
         return [self.spec.master] if daemon.role == "master" else self.spec.worker_nodes
@@ -117,14 +117,20 @@ class Stack:
         rendered = {}
         for node in self.spec.nodes:
             layout = self.layout(node)
-            for folder in (layout.log_dir, layout.disk / "tmp", layout.spark_events):
-                folder.mkdir(parents=True, exist_ok=True)
-            rendered[node.name] = config.render(self.spec, node, layout, self.dist)
+            self.backend.make_dirs(node, [layout.disk / "tmp", layout.spark_events, layout.conf_dir],
+                                   fresh=[layout.log_dir])
+            rendered[node.name], files = config.render(self.spec, node, layout, self.dist)
+            self.backend.write_files(node, layout.conf_dir, files)
         return rendered[self.spec.master.name]
+
+    def formatted(self) -> bool:
+        """Whether HDFS on the master holds a file system already (a real board's, kept between ups)."""
+        name_dir = self.layout(self.spec.master).disk / "hdfs" / "namenode" / "current" / "VERSION"
+        return self.backend.read_text(self.spec.master, name_dir) is not None
 
     def format_namenode(self) -> None:
         node = self.spec.master
-        log = self.layout(node).log_dir / "namenode-format.log"
+        log = self.client_logs() / "namenode-format.log"
         argv = self.java(node, NAMENODE.main_class, ["-format", "-nonInteractive", "-force",
                                                      "-clusterId", f"sbclab-{self.spec.name}"], heap_mb=512)
         status = self.backend.run(node, argv, self.env(node), log, timeout_s=180, label="namenode -format")
@@ -140,11 +146,8 @@ class Stack:
             layout = self.layout(node)
             argv = self.java(node, daemon.main_class, [], heap_mb=daemon.heap_mb, add_opens=daemon.needs_add_opens,
                              log_file=f"{daemon.key}.log")
-            out = open(layout.log_dir / f"{daemon.key}.out", "ab")
-            try:
-                proc = self.backend.popen(node, argv, self.env(node), out, cwd=layout.log_dir, label=daemon.key)
-            finally:
-                out.close()
+            proc = self.backend.start_daemon(node, argv, self.env(node), layout.log_dir / f"{daemon.key}.out",
+                                             cwd=layout.log_dir, label=daemon.key)
             self._started.append((daemon, node, proc))
 
     def _check_alive(self) -> None:
@@ -169,8 +172,11 @@ class Stack:
                           f"Read {self.daemon_log(daemon, node)}.")
 
     def start_all(self, timeout_s: float = 180) -> None:
-        """Start every daemon and wait until HDFS is out of safe mode and every NodeManager is registered."""
-        self.format_namenode()
+        """Start every daemon and wait until HDFS is out of safe mode and every NodeManager is registered.
+
+        HDFS is formatted on first use only: a real board's data outlives `cluster down`."""
+        if not self.formatted():
+            self.format_namenode()
         self.start(NAMENODE)
         self.start(RESOURCEMANAGER)
         self.start(DATANODE)

@@ -55,10 +55,15 @@ class Distribution:
     def spark_jars(self) -> Path:
         return self.spark_home / "jars"
 
-    def versions(self) -> dict[str, str]:
+    def relocated(self, root: Path) -> "Distribution":
+        """The same distribution copied under root (as on a board): hadoop-*, spark-*, the jobs jar."""
+        return Distribution(root / self.hadoop_home.name, root / self.spark_home.name, root / self.jobs_jar.name)
+
+    def versions(self, java: str | None = None) -> dict[str, str]:
+        """What runs: the distribution's versions and the Java the nodes run it on (this host's by default)."""
         from .java import java_version
         return {"hadoop": HADOOP_VERSION, "spark": SPARK_VERSION, "scala": SCALA_BINARY,
-                "java": java_version(), "sbclab_jobs_sha256": _sha256(self.jobs_jar)[:16]}
+                "java": java or java_version(), "sbclab_jobs_sha256": _sha256(self.jobs_jar)[:16]}
 
 
 def _sha256(path: Path) -> str:

@@ -71,7 +71,7 @@ class RunContext:
         return self.cluster.stack
 
     def job_log(self, run_id: str, name: str) -> Path:
-        return self.stack.layout(self.cluster.spec.master).log_dir / "jobs" / run_id / f"{name}.log"
+        return self.stack.client_logs() / "jobs" / run_id / f"{name}.log"
 
     def shape(self) -> ClusterShape:
         spec = self.cluster.spec
@@ -245,12 +245,13 @@ def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: l
     conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else None
     outcome = clients.spark_submit(ctx.stack, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, log,
                                    label, conf=conf)
-    events_dir = ctx.stack.layout(ctx.cluster.spec.master).spark_events
+    master = ctx.cluster.spec.master
+    events_dir = ctx.stack.layout(master).spark_events
     counters: dict = {}
     logs: dict[str, Path] = {}
     for app in outcome.job_ids:
-        event_log = events_dir / app
-        if event_log.exists():
+        event_log = ctx.cluster.backend.fetch(master, events_dir / app, log.parent / f"spark-events-{app}")
+        if event_log is not None:
             counters = spark_event_metrics(event_log)
             logs[f"spark-events/{app}"] = event_log
     return outcome, spark_result(outcome), counters, logs

@@ -20,6 +20,9 @@ def default_backend() -> str:
 
 
 def for_state(state) -> Backend:
+    if state.spec.backend == "ssh":
+        from .ssh import SshBackend
+        return SshBackend(state)
     if state.spec.backend == "emulated":
         from .emulated import EmulatedBackend
         return EmulatedBackend(state)

@@ -1,6 +1,7 @@
 """What every backend gives the stack: node environments, a way to run commands on a node, and removal."""
 
 import os
+import shutil
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -10,6 +11,7 @@ from typing import IO, Callable
 
 import psutil
 
+from ... import atomic
 from ...errors import SbclabError
 from .. import reaper
 from ..spec import NodeSpec
@@ -55,6 +57,79 @@ class Backend(ABC):
     @abstractmethod
     def destroy(self) -> list[str]:
         """Remove every recorded resource; return descriptions of anything that could not be removed."""
+
+    # --- the node's files and runtime -------------------------------------------------------
+    # Local backends' nodes see this host's filesystem; a backend whose nodes are other machines
+    # (ssh.py) overrides these so the stack never touches a node's files through a local path.
+
+    def node_paths(self, node: NodeSpec, logs: Path) -> tuple[Path, Path, Path]:
+        """(configuration folder, data folder, log folder) as the node sees them."""
+        return self.node_dir(node) / "conf", self.node_disk(node), logs
+
+    def java_home(self, node: NodeSpec) -> Path:
+        from ...stack.java import java_home
+        return java_home()
+
+    def node_env(self, node: NodeSpec) -> dict[str, str]:
+        """The environment every command on the node starts from."""
+        return {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+                "HADOOP_USER_NAME": "root" if os.geteuid() == 0 else os.environ.get("USER", "sbclab")}
+
+    def distribution(self, local):
+        """The Hadoop/Spark distribution as the nodes see it."""
+        return local
+
+    def java_version(self) -> str:
+        from ...stack.java import java_version
+        return java_version()
+
+    def make_dirs(self, node: NodeSpec, folders: list[Path], fresh: list[Path] = ()) -> None:
+        """Create folders on the node; those in `fresh` are emptied first."""
+        for folder in fresh:
+            shutil.rmtree(folder, ignore_errors=True)
+        for folder in [*fresh, *folders]:
+            folder.mkdir(parents=True, exist_ok=True)
+
+    def write_files(self, node: NodeSpec, folder: Path, files: dict[str, str]) -> None:
+        for name, text in files.items():
+            atomic.write_text(folder / name, text)
+
+    def read_text(self, node: NodeSpec, path: Path) -> str | None:
+        """A file on the node, or None when it is not there."""
+        try:
+            return Path(path).read_text(errors="replace")
+        except FileNotFoundError:
+            return None
+
+    def remove(self, node: NodeSpec, path: Path) -> None:
+        Path(path).unlink(missing_ok=True)
+
+    def fetch(self, node: NodeSpec, path: Path, here: Path) -> Path | None:
+        """Where a node's file can be read on this host (copied to `here` if it must be); None if missing."""
+        return Path(path) if Path(path).exists() else None
+
+    def where(self, node: NodeSpec, path: Path) -> str:
+        """A node's path the way a user should look for it."""
+        return str(path)
+
+    def capture(self, node: NodeSpec, argv: list[str], env: dict[str, str], timeout_s: float = 120) -> tuple[int, bytes, bytes]:
+        """Run a short command where the node's files are visible; (status, stdout, stderr)."""
+        done = subprocess.run(argv, env=env, capture_output=True, timeout=timeout_s)
+        return done.returncode, done.stdout, done.stderr
+
+    def start_daemon(self, node: NodeSpec, argv: list[str], env: dict[str, str], out: Path, cwd: Path, label: str):
+        """A long-running daemon on the node; the handle answers poll() and returncode like a Popen."""
+        with open(out, "ab") as f:
+            return self.popen(node, argv, env, f, cwd=cwd, label=label)
+
+    def drop_caches(self) -> bool:
+        """Drop the nodes' page caches; emulated nodes share this host's, so once is enough."""
+        if os.geteuid() != 0:
+            return False
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
 
     def host_address(self) -> str:
         """The address this host uses to reach the nodes' daemons."""

@@ -1,0 +1,530 @@
+"""Nodes that are real boards, reached over SSH (remote.py), as an inventory lists them.
+
+Every file of the cluster on a board lives under `<data_dir>/sbclab/<cluster>/` (configuration,
+data, logs, pid files); the Hadoop/Spark distribution under one `dist_dir`, the same path on every
+board, because YARN and Spark name jars by path. Nothing on a board is reached through a local path:
+files go by SFTP, commands by SSH, and every command is an argument list quoted by shlex.
+
+Deploying is idempotent: Java is installed only where no Java 11/17 answers, the distribution is
+copied only where its manifests differ, HDFS is formatted only where it holds no file system, and
+the data stays on the boards after `cluster down` (`--purge` removes it).
+
+A daemon or command is started in a session of its own (setsid) whose id is written to a pid file
+first, so it can be stopped with its children from any later sbclab, even after this one was killed.
+"""
+
+import hashlib
+import re
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from ...errors import SbclabError
+from ..inventory import Host, Inventory
+from ..remote import DEFAULT_KNOWN_HOSTS, Connection
+from ..spec import NodeSpec
+from .base import Backend
+
+JAVA_PACKAGE = "openjdk-17-jre-headless"
+NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# Java homes a board offers, one per line: "<home>|<first line of java -version>".
+_FIND_JAVA = r'''
+for d in "$JAVA_HOME" /usr/lib/jvm/*; do
+  [ -n "$d" ] && [ -x "$d/bin/java" ] || continue
+  [ -L "$d" ] && continue
+  printf '%s|%s\n' "$d" "$("$d/bin/java" -version 2>&1 | head -n 1)"
+done
+'''
+
+# Debian and Raspberry Pi OS: the package manager, as root or through sudo without a password.
+_INSTALL_JAVA = r'''
+command -v apt-get >/dev/null || { echo "no apt-get on this board"; exit 3; }
+if [ "$(id -u)" = 0 ]; then as_root=""; else as_root="sudo -n"; fi
+DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y --no-install-recommends "$1" 2>&1 | tail -n 5
+'''
+
+# Copy-in of a distribution folder: unpacked beside its final place, then renamed over it, so a
+# board never holds half of one under the real name.
+_UNPACK = r'''
+set -e
+final="$1"; parent=$(dirname "$final"); partial="$final.partial.$$"
+mkdir -p "$parent" "$partial"
+tar -xf - -C "$partial"
+rm -rf "$final"
+mv "$partial/$(basename "$final")" "$final"
+rmdir "$partial"
+'''
+
+# A command in a session of its own whose id is written first (the session leader's pid).
+_IN_SESSION = 'echo $$ > "$0"; cd "$1" || exit 111; shift; exec "$@"'
+
+# Stop a session by its pid file: TERM to the whole group, KILL what is left after the grace.
+_STOP_SESSION = r'''
+for f in "$@"; do
+  p=$(cat "$f" 2>/dev/null) || continue
+  kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true
+done
+for i in 1 2 3 4 5 6 7 8 9 10; do
+  alive=""
+  for f in "$@"; do p=$(cat "$f" 2>/dev/null) && kill -0 "$p" 2>/dev/null && alive=1; done
+  [ -z "$alive" ] && break
+  sleep 1
+done
+for f in "$@"; do
+  p=$(cat "$f" 2>/dev/null) || continue
+  kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
+  rm -f "$f"
+done
+'''
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def java_major(version_line: str) -> int | None:
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_line)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2)) if major == 1 and match.group(2) else major
+
+
+def pick_java(listing: str) -> tuple[str, str] | None:
+    """(home, version line) of the newest supported Java in _FIND_JAVA's output, or None."""
+    from ...stack.java import SUPPORTED
+    found = []
+    for line in listing.splitlines():
+        home, _, version = line.partition("|")
+        major = java_major(version)
+        if major in SUPPORTED:
+            found.append((major, home.strip(), version.strip()))
+    if not found:
+        return None
+    _, home, version = max(found)
+    return home, version
+
+
+def _not_found(err: OSError) -> bool:
+    return isinstance(err, FileNotFoundError) or getattr(err, "errno", None) == 2
+
+
+class RemoteDaemon:
+    """A daemon on a board, looked at the way stack/daemons.py looks at a local Popen."""
+
+    def __init__(self, backend: "SshBackend", node: NodeSpec, pid: int):
+        self.backend, self.node, self.pid = backend, node, pid
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            alive = self.backend.connection(self.node).run(["kill", "-0", str(self.pid)], timeout_s=30).status == 0
+            if not alive:
+                self.returncode = "unknown: it ran on the board"
+        return self.returncode
+
+
+class SshBackend(Backend):
+    name = "ssh"
+    shaped = False
+
+    def __init__(self, state):
+        super().__init__(state)
+        self.inventory = Inventory.model_validate(state.extra["inventory"])
+        self.known_hosts = Path(state.extra.get("known_hosts") or DEFAULT_KNOWN_HOSTS)
+        self.accept_new = bool(state.extra.get("accept_new_host_keys"))
+        self._connections: dict[str, Connection] = {}
+        self._lock = threading.Lock()
+
+    # --- where things are on a board -----------------------------------------------------
+
+    def host(self, node: NodeSpec) -> Host:
+        return self.inventory.host(node.name)
+
+    def cluster_root(self, node: NodeSpec) -> Path:
+        return Path(self.host(node).data_dir) / "sbclab" / self.spec.name
+
+    @property
+    def dist_root(self) -> Path:
+        return Path(self.state.extra["dist_dir"])
+
+    def node_dir(self, node: NodeSpec) -> Path:
+        return self.cluster_root(node)
+
+    def node_disk(self, node: NodeSpec) -> Path:
+        return self.cluster_root(node) / "data"
+
+    def node_paths(self, node: NodeSpec, logs: Path) -> tuple[Path, Path, Path]:
+        root = self.cluster_root(node)
+        return root / "conf", root / "data", root / "logs"
+
+    def java_home(self, node: NodeSpec) -> Path:
+        return Path(self.state.extra["java"][node.name]["home"])
+
+    def java_version(self) -> str:
+        return self.state.extra["java"][self.spec.master.name]["version"]
+
+    def node_env(self, node: NodeSpec) -> dict[str, str]:
+        return {"PATH": NODE_PATH, "HADOOP_USER_NAME": self.host(node).user}
+
+    def distribution(self, local):
+        return local.relocated(self.dist_root)
+
+    def where(self, node: NodeSpec, path: Path) -> str:
+        return f"{path} on {node.name}"
+
+    def _pidfile(self, node: NodeSpec, label: str) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9.-]+", "-", label).strip("-")[:60] or "command"
+        return self.cluster_root(node) / "pids" / f"{safe}.{time.monotonic_ns()}.pid"
+
+    # --- connections -------------------------------------------------------------------------
+
+    def connection(self, node: NodeSpec) -> Connection:
+        """One SSH connection per board, shared by this sbclab's threads (paramiko multiplexes channels)."""
+        with self._lock:
+            conn = self._connections.get(node.name)
+            if conn is not None and not conn.alive():
+                conn.close()
+                conn = None
+            if conn is None:
+                conn = Connection(self.host(node), self.known_hosts, self.accept_new)
+                self._connections[node.name] = conn
+            return conn
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._connections.values():
+                conn.close()
+            self._connections.clear()
+
+    def _each(self, work, nodes: list[NodeSpec] | None = None) -> dict[str, object]:
+        """work(node) on every board at once; errors are returned, not raised, so all boards are tried."""
+        nodes = list(nodes or self.spec.nodes)
+
+        def one(node):
+            try:
+                return work(node)
+            except SbclabError as err:
+                return err
+        with ThreadPoolExecutor(max_workers=min(16, len(nodes))) as pool:
+            return dict(zip((n.name for n in nodes), pool.map(one, nodes)))
+
+    @staticmethod
+    def _raise_first(results: dict[str, object], doing: str) -> None:
+        failed = {name: err for name, err in results.items() if isinstance(err, SbclabError)}
+        if failed:
+            name, err = next(iter(failed.items()))
+            others = f" (and {len(failed) - 1} more board(s))" if len(failed) > 1 else ""
+            raise SbclabError(f"{doing} failed on {name}{others}: {err.message}", err.hint)
+
+    # --- deploying ---------------------------------------------------------------------------
+
+    def create_nodes(self) -> None:
+        """Java, the distribution and the cluster's folders on every board, in parallel."""
+        local = self.state.extra["local_distribution"]
+        for node in self.spec.nodes:
+            self.state.record("remote_directory", node=node.name, path=str(self.cluster_root(node)))
+        self.state.extra["java"] = {}
+        done = self._each(lambda node: self._deploy_one(node, local))
+        self._raise_first(done, "Deploying")
+        self.state.extra["java"] = {name: got["java"] for name, got in done.items()}
+        self.state.extra["deploy"] = {name: got["changed"] for name, got in done.items()}
+        self.state.save()
+
+    def _deploy_one(self, node: NodeSpec, local: dict) -> dict:
+        conn = self.connection(node)
+        changed = []
+        java = pick_java(conn.shell(_FIND_JAVA, []).stdout)
+        if java is None:
+            installed = conn.shell(_INSTALL_JAVA, [JAVA_PACKAGE], timeout_s=1800)
+            java = pick_java(conn.shell(_FIND_JAVA, []).stdout)
+            if java is None:
+                raise SbclabError(f"no Java 11 or 17, and installing {JAVA_PACKAGE} did not give one "
+                                  f"({(installed.stdout or installed.stderr).strip()[-300:] or 'no output'}).",
+                                  f"Install Java 17 on {node.name} (sudo apt-get install {JAVA_PACKAGE}), "
+                                  "or let its user run sudo without a password, then run 'cluster up' again.")
+            changed.append(f"installed {JAVA_PACKAGE}")
+        changed += self._ship_distribution(node, conn, local)
+        root = self.cluster_root(node)
+        conn.run(["mkdir", "-p", "--", str(root / "conf"), str(root / "data"), str(root / "logs"), str(root / "pids")])
+        return {"java": {"home": java[0], "version": java[1]}, "changed": changed}
+
+    def _stale(self, conn: Connection, local: dict) -> list[Path]:
+        """The parts of this host's distribution (Hadoop, Spark by manifest; the jobs jar) the board lacks."""
+        stale = []
+        for part, digest_of in ((Path(local["hadoop_home"]), "MANIFEST.json"), (Path(local["spark_home"]), "MANIFEST.json"),
+                                (Path(local["jobs_jar"]), "")):
+            there = self.dist_root / part.name
+            have = conn.run(["sha256sum", "--", str(there / digest_of if digest_of else there)]).stdout.split(" ")[0]
+            if have != _sha256(part / digest_of if digest_of else part):
+                stale.append(part)
+        return stale
+
+    def _ship_distribution(self, node: NodeSpec, conn: Connection, local: dict) -> list[str]:
+        """Copy what differs from this host's cache; a folder goes as one tar stream, unpacked aside."""
+        changed = []
+        for part in self._stale(conn, local):
+            there = self.dist_root / part.name
+            if part.is_file():
+                sftp = conn.sftp()
+                conn.run(["mkdir", "-p", "--", str(self.dist_root)])
+                partial = f"{there}.partial.{node.name}"
+                sftp.put(str(part), partial)
+                sftp.posix_rename(partial, str(there))
+                changed.append(f"copied {part.name}")
+                continue
+            tar = subprocess.Popen(["tar", "-C", str(part.parent), "-cf", "-", part.name], stdout=subprocess.PIPE)
+            try:
+                with open("/dev/null", "wb") as sink:
+                    status = conn.stream(["sh", "-c", _UNPACK, "sh", str(there)], sink, timeout_s=3600, stdin=tar.stdout)
+            finally:
+                tar.stdout.close()
+                tar.wait()
+            if status != 0 or tar.returncode != 0:
+                raise SbclabError(f"copying {part.name} to {there} failed (exit {status}).",
+                                  f"Check free space under {self.dist_root} on {node.name} ('df -h').")
+            changed.append(f"copied {part.name}")
+        return changed
+
+    def verify_deployment(self) -> list[str]:
+        """What differs on the boards from what create_nodes would leave there (nothing is changed)."""
+        local = self.state.extra["local_distribution"]
+
+        def one(node):
+            conn = self.connection(node)
+            differs = [f"{part.name} on {node.name}" for part in self._stale(conn, local)]
+            if conn.run(["test", "-x", str(self.java_home(node) / "bin" / "java")]).status != 0:
+                differs.append(f"Java on {node.name}")
+            return differs
+        found = self._each(one)
+        self._raise_first(found, "Checking the deployment")
+        return [d for got in found.values() for d in got]
+
+    # --- files -------------------------------------------------------------------------------
+
+    def make_dirs(self, node: NodeSpec, folders: list[Path], fresh: list[Path] = ()) -> None:
+        conn = self.connection(node)
+        if fresh:
+            conn.run(["rm", "-rf", "--", *map(str, fresh)])
+        status = conn.run(["mkdir", "-p", "--", *map(str, [*fresh, *folders])])
+        if status.status != 0:
+            raise SbclabError(f"Cannot create folders on {node.name}: {status.stderr.strip()}.",
+                              f"Check that {self.host(node).user} may write under {self.host(node).data_dir}.")
+
+    def write_files(self, node: NodeSpec, folder: Path, files: dict[str, str]) -> None:
+        """Each file whole or not at all: written beside, then renamed (as atomic.py does locally)."""
+        sftp = self.connection(node).sftp()
+        for name, text in files.items():
+            target = f"{folder}/{name}"
+            with sftp.open(f"{target}.partial", "w") as f:
+                f.write(text.encode())
+            sftp.posix_rename(f"{target}.partial", target)
+
+    def read_text(self, node: NodeSpec, path: Path) -> str | None:
+        try:
+            with self.connection(node).sftp().open(str(path), "r") as f:
+                return f.read().decode(errors="replace")
+        except OSError as err:
+            if _not_found(err):
+                return None
+            raise
+
+    def remove(self, node: NodeSpec, path: Path) -> None:
+        try:
+            self.connection(node).sftp().remove(str(path))
+        except OSError as err:
+            if not _not_found(err):
+                raise
+
+    def fetch(self, node: NodeSpec, path: Path, here: Path) -> Path | None:
+        here.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.connection(node).sftp().get(str(path), str(here))
+        except OSError as err:
+            if _not_found(err):
+                here.unlink(missing_ok=True)
+                return None
+            raise
+        return here
+
+    # --- commands ----------------------------------------------------------------------------
+
+    def _session(self, argv: list[str], env: dict[str, str], cwd: Path | None, pidfile: Path) -> list[str]:
+        return ["setsid", "-w", "sh", "-c", _IN_SESSION, str(pidfile), str(cwd or "/"), *self._with_env(env, argv)]
+
+    @staticmethod
+    def _with_env(env: dict[str, str], argv: list[str]) -> list[str]:
+        """argv under `env` with the stack's variables only, not this host's whole environment
+        (HOME, SSH_AUTH_SOCK, ...), which means nothing on a board."""
+        keep = [f"{k}={v}" for k, v in env.items()
+                if k in ("PATH", "LANG", "JAVA_HOME") or k.startswith(("HADOOP_", "SPARK_", "YARN_", "SBCLAB_"))]
+        return ["env", *keep, *argv]
+
+    def stop_sessions(self, node: NodeSpec, pidfiles: list[str]) -> None:
+        if pidfiles:
+            self.connection(node).run(["sh", "-c", _STOP_SESSION, "sh", *pidfiles], timeout_s=60)
+
+    def _run_remote(self, node, argv, env, log: Path, timeout_s, cwd, label, pidfile: Path) -> int:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        conn = self.connection(node)
+        try:
+            with open(log, "ab") as out:
+                status = conn.stream(self._session(argv, env, cwd, pidfile), out, timeout_s)
+        except BaseException:
+            self.stop_sessions(node, [str(pidfile)])
+            raise
+        if status is None:
+            self.stop_sessions(node, [str(pidfile)])
+            raise SbclabError(f"'{label}' on {node.name} did not finish within {timeout_s:.0f} s.", f"Read {log}.")
+        conn.run(["rm", "-f", "--", str(pidfile)])
+        return status
+
+    def _record(self, node: NodeSpec, label: str, owned: bool = True) -> dict:
+        pidfile = self._pidfile(node, label)
+        owner = {"owner_pid": self._me()[0], "owner_create_time": self._me()[1]} if owned else {}
+        return self.state.record("remote_process", node=node.name, pidfile=str(pidfile), label=label, **owner)
+
+    @staticmethod
+    def _me() -> tuple[int, float]:
+        import psutil
+        me = psutil.Process()
+        return me.pid, me.create_time()
+
+    def run(self, node, argv, env, log, timeout_s=None, cwd=None, label="command", on_host=False) -> int:
+        if on_host:
+            raise SbclabError(f"'{label}' launches from the master's host, which real boards do not share.",
+                              "MPI benchmarks run on emulated clusters only for now.")
+        entry = self._record(node, label)
+        try:
+            return self._run_remote(node, argv, env, log, timeout_s, cwd, label, Path(entry["pidfile"]))
+        finally:
+            self.state.forget(entry)
+
+    def run_parallel(self, jobs, timeout_s=None) -> list[int]:
+        entries = [self._record(node, label) for node, _argv, _env, _log, label in jobs]
+        try:
+            with ThreadPoolExecutor(max_workers=min(16, len(jobs))) as pool:
+                futures = [pool.submit(self._run_remote, node, argv, env, log, timeout_s, None, label,
+                                       Path(entry["pidfile"]))
+                           for (node, argv, env, log, label), entry in zip(jobs, entries)]
+                try:
+                    return [f.result() for f in futures]
+                except BaseException:
+                    for (node, *_rest), entry in zip(jobs, entries):
+                        self.stop_sessions(node, [entry["pidfile"]])
+                    raise
+        finally:
+            for entry in entries:
+                self.state.forget(entry)
+
+    def capture(self, node, argv, env, timeout_s=120) -> tuple[int, bytes, bytes]:
+        done = self.connection(node).run(self._with_env(env, argv), timeout_s=timeout_s)
+        return done.status, done.stdout.encode(), done.stderr.encode()
+
+    def start_daemon(self, node, argv, env, out, cwd, label):
+        entry = self._record(node, label, owned=False)
+        # Backgrounded by a non-interactive sh, the daemon is no group leader, so setsid makes it one
+        # without forking: $! is the pid of its session.
+        script = ('cd "$1" || exit 111; out=$2; pidfile=$3; shift 3; '
+                  'setsid "$@" > "$out" 2>&1 < /dev/null & echo $! > "$pidfile"; echo $!')
+        started = self.connection(node).run(["sh", "-c", script, "sh", str(cwd), str(out), entry["pidfile"],
+                                             *self._with_env(env, argv)])
+        if started.status != 0 or not started.stdout.strip().isdigit():
+            raise SbclabError(f"Starting {label} on {node.name} failed: {started.stderr.strip() or started.stdout.strip()}.",
+                              f"Read {out} on {node.name}.")
+        return RemoteDaemon(self, node, int(started.stdout.strip()))
+
+    def serving(self, node, argv, env, log, label, cwd=None):
+        raise SbclabError("Serving benchmarks (web capacity, NetPIPE) are not run on real boards yet.",
+                          "Run them on an emulated cluster.")
+
+    def on_node(self, node, argv):
+        raise SbclabError("This command runs on emulated or local nodes only.", "Run it without --inventory.")
+
+    def sync_disks(self) -> None:
+        self._each(lambda node: self.connection(node).run(["sync"], timeout_s=600))
+
+    def drop_caches(self) -> bool:
+        script = ('sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; '
+                  'else echo 3 | sudo -n tee /proc/sys/vm/drop_caches >/dev/null; fi')
+        done = self._each(lambda node: self.connection(node).run(["sh", "-c", script], timeout_s=600).status == 0)
+        return all(ok is True for ok in done.values())
+
+    def sampling_points(self):
+        return []
+
+    # --- stopping ----------------------------------------------------------------------------
+
+    def _pattern(self, node: NodeSpec) -> str:
+        """A pgrep pattern for processes naming the cluster's folder on the board; the bracket keeps
+        it from matching the shell that runs pgrep itself."""
+        root = re.escape(str(self.cluster_root(node)) + "/")
+        return f"[{root[0]}]{root[1:]}"
+
+    def live_processes(self) -> list[str]:
+        def alive(node):
+            found = self.connection(node).run(["pgrep", "-f", "--", self._pattern(node)], timeout_s=30)
+            return [f"{node.name}:{pid}" for pid in found.stdout.split()]
+        found = self._each(alive)
+        return [p for got in found.values() if isinstance(got, list) for p in got]
+
+    def stop_orphans(self) -> list[str]:
+        import psutil
+        orphans = []
+        for entry in list(self.state.of_kind("remote_process")):
+            if "owner_pid" not in entry:
+                continue
+            try:
+                owner = psutil.Process(entry["owner_pid"])
+                if abs(owner.create_time() - entry["owner_create_time"]) < 1:
+                    continue
+            except psutil.Error:
+                pass
+            self.stop_sessions(self.spec.node(entry["node"]), [entry["pidfile"]])
+            self.state.forget(entry)
+            orphans.append(entry.get("label", "command"))
+        return orphans
+
+    def destroy(self) -> list[str]:
+        """Stop every daemon and command of the cluster on every board; with purge, remove its folders."""
+        purge = bool(self.state.extra.get("purge"))
+        by_node: dict[str, list[str]] = {}
+        for entry in self.state.of_kind("remote_process"):
+            by_node.setdefault(entry["node"], []).append(entry["pidfile"])
+
+        def stop(node):
+            conn = self.connection(node)
+            self.stop_sessions(node, by_node.get(node.name, []))
+            pattern = self._pattern(node)
+            conn.run(["pkill", "-TERM", "-f", "--", pattern])
+            for _ in range(20):
+                if conn.run(["pgrep", "-f", "--", pattern]).status != 0:
+                    break
+                time.sleep(0.5)
+            else:
+                conn.run(["pkill", "-KILL", "-f", "--", pattern])
+            left = conn.run(["pgrep", "-f", "--", pattern]).stdout.split()
+            if purge and not left:
+                conn.run(["rm", "-rf", "--", str(self.cluster_root(node))], timeout_s=600)
+            return [f"process {pid} on {node.name}" for pid in left]
+
+        nodes = [self.spec.node(n) for n in {e["node"] for e in self.state.of_kind("remote_directory")}] or list(self.spec.nodes)
+        results = self._each(stop, nodes)
+        leftovers = []
+        for name, got in results.items():
+            if isinstance(got, SbclabError):
+                leftovers.append(f"{name}: {got.message}")
+            else:
+                leftovers += got
+        if not leftovers:
+            for entry in list(self.state.resources):
+                self.state.forget(entry)
+        self.close()
+        return leftovers
