@@ -63,10 +63,10 @@ class Distribution:
         """What runs: the distribution's versions and the Java the nodes run it on (this host's by default)."""
         from .java import java_version
         return {"hadoop": HADOOP_VERSION, "spark": SPARK_VERSION, "scala": SCALA_BINARY,
-                "java": java or java_version(), "sbclab_jobs_sha256": _sha256(self.jobs_jar)[:16]}
+                "java": java or java_version(), "sbclab_jobs_sha256": sha256(self.jobs_jar)[:16]}
 
 
-def _sha256(path: Path) -> str:
+def sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -75,7 +75,7 @@ def _sha256(path: Path) -> str:
 
 
 def _manifest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*"))
+    return {str(p.relative_to(folder)): sha256(p) for p in sorted(folder.rglob("*"))
             if p.is_file() and p.name != "MANIFEST.json"}
 
 

@@ -11,16 +11,21 @@ from ..errors import SbclabError
 SUPPORTED = (11, 17)
 
 
+def major_of(version_text: str) -> int | None:
+    """The major version in `java -version` output ("1.8.0_x" is 8, "17.0.9" is 17)."""
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_text)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2)) if major == 1 and match.group(2) else major
+
+
 def _major(java: Path) -> int | None:
     try:
         out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30).stderr
     except (OSError, subprocess.TimeoutExpired):
         return None
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
-    if not match:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2)) if major == 1 else major
+    return major_of(out)
 
 
 @cache

@@ -13,7 +13,6 @@ A daemon or command is started in a session of its own (setsid) whose id is writ
 first, so it can be stopped with its children from any later sbclab, even after this one was killed.
 """
 
-import hashlib
 import re
 import subprocess
 import threading
@@ -22,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ...errors import SbclabError
+from ...stack.distribution import sha256
+from ...stack.java import SUPPORTED, major_of
 from ..inventory import Host, Inventory
 from ..remote import DEFAULT_KNOWN_HOSTS, Connection
 from ..spec import NodeSpec
@@ -81,29 +82,12 @@ done
 '''
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def java_major(version_line: str) -> int | None:
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', version_line)
-    if not match:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2)) if major == 1 and match.group(2) else major
-
-
 def pick_java(listing: str) -> tuple[str, str] | None:
     """(home, version line) of the newest supported Java in _FIND_JAVA's output, or None."""
-    from ...stack.java import SUPPORTED
     found = []
     for line in listing.splitlines():
         home, _, version = line.partition("|")
-        major = java_major(version)
+        major = major_of(version)
         if major in SUPPORTED:
             found.append((major, home.strip(), version.strip()))
     if not found:
@@ -263,7 +247,7 @@ class SshBackend(Backend):
                                 (Path(local["jobs_jar"]), "")):
             there = self.dist_root / part.name
             have = conn.run(["sha256sum", "--", str(there / digest_of if digest_of else there)]).stdout.split(" ")[0]
-            if have != _sha256(part / digest_of if digest_of else part):
+            if have != sha256(part / digest_of if digest_of else part):
                 stale.append(part)
         return stale
 

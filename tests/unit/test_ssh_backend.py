@@ -1,0 +1,61 @@
+"""The parts of the SSH backend that need no board: choosing a Java, the spec of an inventory, what
+reaches a board's command line."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sbclab.cluster import inventory, spec
+from sbclab.cluster.backends.ssh import SshBackend, pick_java
+from sbclab.cluster.state import ClusterState
+from sbclab.errors import SbclabError
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "inventory.yml"
+
+
+def test_the_newest_supported_java_is_chosen():
+    listing = ("/usr/lib/jvm/java-21-openjdk-arm64|openjdk version \"21.0.2\" 2024-01-16\n"
+               "/usr/lib/jvm/java-11-openjdk-arm64|openjdk version \"11.0.22\" 2024-01-16\n"
+               "/usr/lib/jvm/java-17-openjdk-arm64|openjdk version \"17.0.10\" 2024-01-16\n"
+               "/opt/broken|\n")
+    assert pick_java(listing) == ("/usr/lib/jvm/java-17-openjdk-arm64", 'openjdk version "17.0.10" 2024-01-16')
+    assert pick_java("/usr/lib/jvm/java-8|java version \"1.8.0_392\"\n/usr/lib/jvm/java-21|openjdk version \"21\"\n") is None
+    assert pick_java("") is None
+
+
+def test_an_inventory_gives_each_board_its_whole_profile():
+    inv = inventory.load(EXAMPLE)
+    s = spec.from_inventory(inv, name="pis")
+    assert s.backend == "ssh" and s.scale.factor == 1.0 and s.workers == len(inv.workers)
+    assert [n.name for n in s.nodes] == [h.name for h in inv.hosts]
+    worker = s.worker_nodes[0]
+    assert worker.address == inv.workers[0].address
+    assert worker.yarn_memory_mb > 0 and worker.yarn_vcores == int(worker.cpu_cores)
+    assert s.master.yarn_memory_mb == 0
+    with pytest.raises(SbclabError, match="not usable"):
+        spec.from_inventory(inv, name="Bad Name")
+
+
+@pytest.fixture
+def backend(tmp_path):
+    inv = inventory.load(EXAMPLE)
+    state = ClusterState(tmp_path / "state.json", spec.from_inventory(inv, name="pis"),
+                         extra={"inventory": inv.model_dump(mode="json"), "dist_dir": "/opt/sbclab"})
+    return SshBackend(state)
+
+
+def test_a_board_gets_the_stacks_variables_only(backend):
+    argv = backend._with_env({"PATH": "/usr/bin", "JAVA_HOME": "/j", "HADOOP_CONF_DIR": "/c", "HOME": "/root",
+                              "SSH_AUTH_SOCK": "/tmp/agent", "SPARK_HOME": "/s"}, ["java", "-version"])
+    assert argv == ["env", "PATH=/usr/bin", "JAVA_HOME=/j", "HADOOP_CONF_DIR=/c", "SPARK_HOME=/s", "java", "-version"]
+
+
+def test_files_of_the_cluster_live_under_its_folder_on_each_board(backend):
+    node = backend.spec.worker_nodes[0]
+    root = Path(inventory.load(EXAMPLE).host(node.name).data_dir) / "sbclab" / "pis"
+    assert backend.node_paths(node, Path("/local/logs")) == (root / "conf", root / "data", root / "logs")
+    assert backend.distribution(type("D", (), {"relocated": lambda self, r: r})()) == Path("/opt/sbclab")
+    pattern = backend._pattern(node)
+    assert re.search(pattern, f"java -Dhadoop.log.dir={root}/logs x")
+    assert not re.search(pattern, f"pgrep -f -- {pattern}"), "the pattern does not match the command that greps for it"
