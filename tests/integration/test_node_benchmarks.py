@@ -69,7 +69,7 @@ def test_hpl_passes_its_residual_check(ctx, workers):
     nodes = ctx.cluster.spec.worker_nodes[:workers]
     groups = [cgroups.NodeCgroup(NAME, n.name) for n in ctx.cluster.spec.nodes]
     limits = [g.cpu_limits() for g in groups]
-    run = stored(ctx, hpl.run(ctx, nodes, n=1000, nb=32, ranks_per_node=1))
+    run = stored(ctx, hpl.run(ctx, nodes, n=600, nb=32, ranks_per_node=1))
     assert run.parameters["nodes"] == workers and (run.parameters["p"], run.parameters["q"]) == (1, workers)
     assert run.parameters["hosts"] == [n.name for n in nodes]
     assert run.result["rmax_gflops"] > 0 and run.result["residual"] is not None and run.result["efficiency"] > 0
