@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from sbclab.cluster import inventory, spec
-from sbclab.cluster.backends.ssh import SshBackend, pick_java
+from sbclab.cluster.backends.ssh import SshBackend, cpu_busy_percent, pick_java
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
+from sbclab.stack.distribution import Distribution
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "inventory.yml"
 
@@ -55,7 +56,17 @@ def test_files_of_the_cluster_live_under_its_folder_on_each_board(backend):
     node = backend.spec.worker_nodes[0]
     root = Path(inventory.load(EXAMPLE).host(node.name).data_dir) / "sbclab" / "pis"
     assert backend.node_paths(node, Path("/local/logs")) == (root / "conf", root / "data", root / "logs")
-    assert backend.distribution(type("D", (), {"relocated": lambda self, r: r})()) == Path("/opt/sbclab")
+    local = Distribution(Path("/cache/hadoop-3.3.6"), Path("/cache/spark-3.5.0"), Path("/src/jobs/sbclab-jobs.jar"))
+    there = backend.distribution(local)
+    assert (there.hadoop_classpath, there.spark_jars, there.jobs_jar) == (
+        "/opt/sbclab/hadoop-3.3.6/lib/*", Path("/opt/sbclab/spark-3.5.0/jars"), Path("/opt/sbclab/sbclab-jobs.jar"))
     pattern = backend._pattern(node)
     assert re.search(pattern, f"java -Dhadoop.log.dir={root}/logs x")
     assert not re.search(pattern, f"pgrep -f -- {pattern}"), "the pattern does not match the command that greps for it"
+
+
+def test_a_boards_cpu_use_is_everything_but_idle_and_iowait():
+    before = "cpu  100 0 100 700 100 0 0 0 0 0"
+    after = "cpu  250 0 150 850 150 0 0 0 0 0"  # 200 busy, 200 idle or waiting
+    assert cpu_busy_percent(before, after) == 50.0
+    assert cpu_busy_percent(before, before) == 0.0

@@ -12,8 +12,6 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-import psutil
-
 from .lifecycle import Cluster
 
 
@@ -26,10 +24,6 @@ class Reset:
 
     def as_dict(self) -> dict:
         return {"dropped_caches": self.dropped_caches, "trimmed": self.trimmed, "idle_after_s": self.idle_after_s}
-
-
-def drop_caches(cluster: Cluster) -> bool:
-    return cluster.backend.drop_caches()
 
 
 def fstrim(cluster: Cluster) -> list[str]:
@@ -45,11 +39,12 @@ def fstrim(cluster: Cluster) -> list[str]:
     return trimmed
 
 
-def wait_idle(max_cpu_percent: float = 20.0, timeout_s: float = 60.0, window_s: float = 1.0) -> float | None:
-    """Seconds until host CPU use over one window fell below max_cpu_percent; None on timeout."""
+def wait_idle(cluster: Cluster, max_cpu_percent: float = 20.0, timeout_s: float = 60.0,
+              window_s: float = 1.0) -> float | None:
+    """Seconds until the nodes' CPU use over one window fell below max_cpu_percent; None on timeout."""
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
-        if psutil.cpu_percent(interval=window_s) < max_cpu_percent:
+        if cluster.backend.busy_percent(window_s) < max_cpu_percent:
             return round(time.monotonic() - start, 1)
     return None
 
@@ -58,7 +53,7 @@ def between_runs(cluster: Cluster, drop: bool = True, trim: bool = True, idle_cp
                  idle_timeout_s: float = 60.0) -> Reset:
     reset = Reset()
     if drop:
-        reset.dropped_caches = drop_caches(cluster)
+        reset.dropped_caches = cluster.backend.drop_caches()
         if not reset.dropped_caches:
             reset.notes.append("page cache not dropped: needs root")
     if trim:
@@ -66,7 +61,7 @@ def between_runs(cluster: Cluster, drop: bool = True, trim: bool = True, idle_cp
         if not reset.trimmed:
             reset.notes.append("filesystems not trimmed: only emulated nodes run as root have their own")
     if idle_timeout_s > 0:
-        reset.idle_after_s = wait_idle(idle_cpu_percent, idle_timeout_s)
+        reset.idle_after_s = wait_idle(cluster, idle_cpu_percent, idle_timeout_s)
         if reset.idle_after_s is None:
             reset.notes.append(f"nodes not idle (CPU < {idle_cpu_percent:g} %) within {idle_timeout_s:g} s; ran anyway")
     return reset

@@ -96,7 +96,7 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
     return Cluster(state, stack)
 
 
-def still_up(name: str, spec: ClusterSpec, boards: dict, progress=lambda message: None) -> list[str]:
+def still_up(name: str, spec: ClusterSpec, boards: dict, progress=lambda message: None) -> None:
     """A second `up` of real boards: check that everything is as deployed, change nothing, and say
     what differs (as an error, with the way to apply it) when something does."""
     state = ClusterState.load(name)
@@ -115,15 +115,13 @@ def still_up(name: str, spec: ClusterSpec, boards: dict, progress=lambda message
         for file_name, text in files.items():
             if backend.read_text(node, layout.conf_dir / file_name) != text:
                 differs.append(f"{file_name} on {node.name}")
-    checks = backend.verify_deployment()
-    differs += checks
+    differs += backend.verify_deployment()
     if not stack.hdfs_ready(spec.workers) or len(stack.yarn_nodes()) < spec.workers:
         differs.append("not every DataNode and NodeManager is live")
     if differs:
         raise SbclabError(f"Cluster '{name}' differs from what 'up' would make: {', '.join(differs[:5])}.",
                           f"Apply it with 'sbclab cluster down --name {name}' and 'up' again; the boards keep their data.")
     progress("every board is as deployed and every daemon is live; nothing changed")
-    return []
 
 
 @contextmanager

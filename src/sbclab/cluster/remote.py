@@ -162,15 +162,23 @@ class Connection:
         self.close()
 
 
-def each(hosts: list[Host], work: Callable[[Connection], T], known_hosts: Path = DEFAULT_KNOWN_HOSTS,
-         accept_new: bool = False) -> dict[str, T | SbclabError]:
-    """work(connection) on every host at once; a host that fails gives its error instead of a result."""
-    def one(host: Host):
+def in_parallel(items: list, work: Callable[[object], T], name: Callable[[object], str]) -> dict[str, T | SbclabError]:
+    """work(item) for every item at once, by name; an item that fails gives its error instead of a
+    result, so every board is tried and each failure can be reported with its board."""
+    def one(item):
         try:
-            with Connection(host, known_hosts, accept_new) as conn:
-                return work(conn)
+            return work(item)
         except SbclabError as err:
             return err
 
-    with ThreadPoolExecutor(max_workers=min(16, max(1, len(hosts)))) as pool:
-        return dict(zip((h.name for h in hosts), pool.map(one, hosts)))
+    with ThreadPoolExecutor(max_workers=min(16, max(1, len(items)))) as pool:
+        return dict(zip(map(name, items), pool.map(one, items)))
+
+
+def each(hosts: list[Host], work: Callable[[Connection], T], known_hosts: Path = DEFAULT_KNOWN_HOSTS,
+         accept_new: bool = False) -> dict[str, T | SbclabError]:
+    """work(connection) on every host at once over a connection of its own."""
+    def one(host: Host):
+        with Connection(host, known_hosts, accept_new) as conn:
+            return work(conn)
+    return in_parallel(hosts, one, lambda host: host.name)

@@ -156,8 +156,9 @@ def build(results: Path, costs: Costs | None = None) -> Report:
     cell_figures = [figures(c, costs) for c in cells]
     comparisons = speedups(cells) + storage_gains(cells) + engine_ratios(cells)
     clusters = clusters_in(runs)
+    several = len(clusters) > 1
     warnings = []
-    if len(clusters) > 1:
+    if several:
         warnings.append(f"These results come from {len(clusters)} different clusters ({'; '.join(clusters)}). "
                         "Their times are not comparable: each table keeps them apart, and speedups, gains and ratios "
                         "are computed within one cluster only. Report one cluster per results directory to avoid this.")
@@ -167,8 +168,8 @@ def build(results: Path, costs: Costs | None = None) -> Report:
                         f"scaled by {', '.join(f'{f:g}' for f in factors)} (CPU, disk and network together). "
                         "Times are not those of real boards; ratios between cells are what emulation preserves.")
     for c in cells:
-        warnings += c.warnings(len(clusters) > 1)
-    warnings += power_warnings(runs, len(clusters) > 1, any(f.power_estimated for f in cell_figures))
+        warnings += c.warnings(several)
+    warnings += power_warnings(runs, several, any(f.power_estimated for f in cell_figures))
     references = []
     for f in cell_figures:
         k = f.cell.key

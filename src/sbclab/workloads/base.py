@@ -12,7 +12,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..cluster import hygiene
 from ..cluster.lifecycle import Cluster
 from ..monitor import measure, phases
 from ..monitor.recorder import RawRecording, Recorder
@@ -155,7 +154,7 @@ class RunContext:
 
     def drop_caches(self) -> bool:
         """Drop the page cache of every node; False when this host does not allow it."""
-        return hygiene.drop_caches(self.cluster)
+        return self.cluster.backend.drop_caches()
 
     def hdfs(self, args: list[str], log: Path, check: bool = True) -> JobOutcome:
         return clients.fs(self.stack, args, log, check=check)

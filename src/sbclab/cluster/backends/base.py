@@ -122,6 +122,10 @@ class Backend(ABC):
         with open(out, "ab") as f:
             return self.popen(node, argv, env, f, cwd=cwd, label=label)
 
+    def busy_percent(self, window_s: float) -> float:
+        """The busiest node's CPU use over a window; emulated and local nodes share this host's CPUs."""
+        return psutil.cpu_percent(interval=window_s)
+
     def drop_caches(self) -> bool:
         """Drop the nodes' page caches; emulated nodes share this host's, so once is enough."""
         if os.geteuid() != 0:
@@ -196,8 +200,8 @@ class Backend(ABC):
         except psutil.Error:
             created = 0.0
         # A command sbclab waits for belongs to this sbclab process: if it dies (SIGKILL), the next
-        # sbclab on this cluster stops what it left running, see orphans().
-        owner = {"owner_pid": os.getpid(), "owner_create_time": psutil.Process().create_time()} if owned else {}
+        # sbclab on this cluster stops what it left running, see stop_orphans().
+        owner = self.owner() if owned else {}
         entry = self.state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label, **owner)
         return proc, entry
 
@@ -260,15 +264,20 @@ class Backend(ABC):
             for out in outs:
                 out.close()
 
+    @staticmethod
+    def owner() -> dict:
+        """This sbclab process, as recorded with the commands it waits for."""
+        return {"owner_pid": os.getpid(), "owner_create_time": psutil.Process().create_time()}
+
+    def orphaned(self, kind: str) -> list[dict]:
+        """Recorded commands of that kind whose sbclab process died without waiting for them."""
+        return [entry for entry in self.state.of_kind(kind) if "owner_pid" in entry and not reaper.recorded(
+            [{"pid": entry["owner_pid"], "create_time": entry["owner_create_time"]}])]
+
     def stop_orphans(self) -> list[str]:
         """Stop commands whose sbclab process died without waiting for them; return their labels."""
         orphans = []
-        for entry in list(self.state.of_kind("process")):
-            if "owner_pid" not in entry:
-                continue
-            alive = reaper.recorded([{"pid": entry["owner_pid"], "create_time": entry["owner_create_time"]}])
-            if alive:
-                continue
+        for entry in self.orphaned("process"):
             reaper.stop(reaper.recorded([entry]), grace_s=2)
             self.state.forget(entry)
             orphans.append(entry.get("label", "command"))

@@ -24,7 +24,7 @@ from ...errors import SbclabError
 from ...stack.distribution import sha256
 from ...stack.java import SUPPORTED, major_of
 from ..inventory import Host, Inventory
-from ..remote import DEFAULT_KNOWN_HOSTS, Connection
+from ..remote import DEFAULT_KNOWN_HOSTS, Connection, in_parallel
 from ..spec import NodeSpec
 from .base import Backend
 
@@ -98,6 +98,14 @@ def pick_java(listing: str) -> tuple[str, str] | None:
 
 def _not_found(err: OSError) -> bool:
     return isinstance(err, FileNotFoundError) or getattr(err, "errno", None) == 2
+
+
+def cpu_busy_percent(before: str, after: str) -> float:
+    """CPU use between two `cpu` lines of /proc/stat: everything but idle and iowait."""
+    a, b = ([int(x) for x in line.split()[1:]] for line in (before, after))
+    total = sum(b) - sum(a)
+    idle = (b[3] + b[4]) - (a[3] + a[4])
+    return 100.0 * (total - idle) / total if total > 0 else 0.0
 
 
 class RemoteDaemon:
@@ -190,15 +198,7 @@ class SshBackend(Backend):
 
     def _each(self, work, nodes: list[NodeSpec] | None = None) -> dict[str, object]:
         """work(node) on every board at once; errors are returned, not raised, so all boards are tried."""
-        nodes = list(nodes or self.spec.nodes)
-
-        def one(node):
-            try:
-                return work(node)
-            except SbclabError as err:
-                return err
-        with ThreadPoolExecutor(max_workers=min(16, len(nodes))) as pool:
-            return dict(zip((n.name for n in nodes), pool.map(one, nodes)))
+        return in_parallel(list(nodes or self.spec.nodes), work, lambda node: node.name)
 
     @staticmethod
     def _raise_first(results: dict[str, object], doing: str) -> None:
@@ -371,15 +371,9 @@ class SshBackend(Backend):
         return status
 
     def _record(self, node: NodeSpec, label: str, owned: bool = True) -> dict:
-        pidfile = self._pidfile(node, label)
-        owner = {"owner_pid": self._me()[0], "owner_create_time": self._me()[1]} if owned else {}
-        return self.state.record("remote_process", node=node.name, pidfile=str(pidfile), label=label, **owner)
-
-    @staticmethod
-    def _me() -> tuple[int, float]:
-        import psutil
-        me = psutil.Process()
-        return me.pid, me.create_time()
+        owner = self.owner() if owned else {}
+        return self.state.record("remote_process", node=node.name, pidfile=str(self._pidfile(node, label)),
+                                 label=label, **owner)
 
     def run(self, node, argv, env, log, timeout_s=None, cwd=None, label="command", on_host=False) -> int:
         if on_host:
@@ -441,6 +435,16 @@ class SshBackend(Backend):
         done = self._each(lambda node: self.connection(node).run(["sh", "-c", script], timeout_s=600).status == 0)
         return all(ok is True for ok in done.values())
 
+    def busy_percent(self, window_s: float) -> float:
+        """The busiest board's CPU use over the window, from its /proc/stat before and after."""
+        script = 'head -n 1 /proc/stat; sleep "$1"; head -n 1 /proc/stat'
+
+        def busy(node):
+            lines = self.connection(node).shell(script, [f"{window_s:g}"], timeout_s=window_s + 30).stdout.splitlines()
+            return cpu_busy_percent(lines[0], lines[1]) if len(lines) == 2 else 100.0
+        found = self._each(busy)
+        return max(v if isinstance(v, float) else 100.0 for v in found.values())
+
     def sampling_points(self):
         return []
 
@@ -460,17 +464,8 @@ class SshBackend(Backend):
         return [p for got in found.values() if isinstance(got, list) for p in got]
 
     def stop_orphans(self) -> list[str]:
-        import psutil
         orphans = []
-        for entry in list(self.state.of_kind("remote_process")):
-            if "owner_pid" not in entry:
-                continue
-            try:
-                owner = psutil.Process(entry["owner_pid"])
-                if abs(owner.create_time() - entry["owner_create_time"]) < 1:
-                    continue
-            except psutil.Error:
-                pass
+        for entry in self.orphaned("remote_process"):
             self.stop_sessions(self.spec.node(entry["node"]), [entry["pidfile"]])
             self.state.forget(entry)
             orphans.append(entry.get("label", "command"))
