@@ -94,14 +94,23 @@ def preflight_boards(spec: ClusterSpec, boards: dict, workload: str, size_bytes:
                      deploying=spec.name not in ClusterState.names(), say=progress)
 
 
+def with_inventory_power(monitor: MonitorSettings, boards: dict) -> MonitorSettings:
+    """The boards' power sources from the inventory, where the monitor settings name none for that
+    board: a power file's entry for a board wins, then the inventory's, then the file's default."""
+    from .cluster.inventory import Inventory
+    power = dict(monitor.power)
+    for host in Inventory.model_validate(boards["inventory"]).hosts:
+        if host.name not in power and (host.power.source != "model" or "default" not in power):
+            power[host.name] = host.power
+    return monitor.model_copy(update={"power": power})
+
+
 def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None) -> list[RunRecord]:
     store = ResultsStore(options.results)
     options.monitor.check_nodes([n.name for n in spec.nodes])
     if options.boards is not None:
         preflight_boards(spec, options.boards, "terasort", options.size_bytes, progress)
-        if options.monitor.enabled:
-            progress("note: per-node samplers do not run on real boards yet; runs are stored without series or power")
-            options.monitor = options.monitor.model_copy(update={"enabled": False})
+        options.monitor = with_inventory_power(options.monitor, options.boards)
     runs: list[RunRecord] = []
     with cluster_for(spec, progress, boards=options.boards) as cluster:
         ctx = RunContext(cluster=cluster, store=store, progress=progress, monitor=options.monitor)

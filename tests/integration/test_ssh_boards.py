@@ -205,6 +205,26 @@ def test_the_distribution_goes_over_once_and_whole(boards, tmp_path):
         shutil.rmtree(there, ignore_errors=True)
 
 
+def _assert_sampled_on_the_boards(cluster, store, run) -> None:
+    """Each board sampled itself: its disk found from its data directory, its interface from its
+    address, the job's marks in its samples, and the HDFS writes in its disk counters."""
+    m = run.measurements
+    assert set(m.nodes) == {n.name for n in cluster.spec.nodes}
+    for name, figures in m.nodes.items():
+        assert figures.samples >= 2 and figures.scope == "node", (name, figures)
+        assert not {"disk", "net"} & set(figures.sampler_errors), (name, figures.sampler_errors)
+    hdfs_written = run.counters["File System Counters"]["HDFS: Number of bytes written"]
+    device = sum(m.nodes[w.name].disk_write_bytes for w in cluster.spec.worker_nodes)
+    assert device >= 2.0 * hdfs_written, (device, hdfs_written)
+    assert sum(m.nodes[w.name].net_tx_bytes for w in cluster.spec.worker_nodes) >= hdfs_written
+    assert {p.source for p in m.power.values()} == {"model"}
+    series = json.loads((store.root / m.series).read_text())
+    labels = [k["label"] for k in series["marks"]]
+    assert labels and labels[0].startswith("start ") and labels[-1].startswith("end "), labels
+    for name, node in series["nodes"].items():
+        assert node["device"].startswith("loop") and node["interface"] == "eth0", (name, node)
+
+
 def _ssh_backend(inv, known_hosts, dist_dir):
     from sbclab.cluster import spec as cluster_spec
     from sbclab.cluster.backends.ssh import SshBackend
@@ -257,12 +277,16 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
 
         results = tmp_path / "results"
         ran = runner.invoke(cli.main_group, ["run", *common, "--size", "8MB", "--pi-maps", "2", "--pi-samples", "1000",
-                                             "--results", str(results)])
+                                             "--idle-baseline", "2", "--results", str(results)])
         assert ran.exit_code == 0, (ran.output, ran.exception)
-        stored = ResultsStore(results).runs()
+        store = ResultsStore(results)
+        stored = store.runs()
         assert {(r.workload, r.engine) for r in stored} >= {("teragen", "hadoop"), ("terasort", "hadoop"), ("pi", "spark")}
         assert all(r.valid for r in stored), [(r.workload, r.validity) for r in stored]
         assert all(r.cluster.backend == "ssh" for r in stored)
+        _assert_sampled_on_the_boards(cluster, store, next(r for r in stored if r.workload == "teragen"))
+        assert not [e for e in ClusterState.load("boards").of_kind("remote_process") if "sampler" in e["label"]]
+        assert not reaper.mentioning("/sampler/sampler.py"), "no sampler outlives its run"
 
         down = runner.invoke(cli.main_group, ["cluster", "down", "--name", "boards"])
         assert down.exit_code == 0, (down.output, down.exception)

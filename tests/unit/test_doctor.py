@@ -78,3 +78,31 @@ def test_terasort_needs_its_replicas_and_four_times_intermediate_per_worker():
     # 1 GB over two workers, two replicas (replication 3 capped by the workers) and 5 bytes per input byte.
     assert doctor.need_per_node("terasort", 10**9, 2) == int(10**9 * 7 / 2)
     assert doctor.need_per_node(None, None, 2) == 0
+
+
+def _names_inventory():
+    return inventory.Inventory(source="hosts.yml", hosts=(
+        inventory.Host(name="pi0", role="master", address="10.0.0.10"),
+        inventory.Host(name="pi1", role="worker", address="10.0.0.11"),
+        inventory.Host(name="pi2", role="worker", address="10.0.0.12")))
+
+
+def test_every_board_must_resolve_the_names_workers_register_under():
+    inv = _names_inventory()
+    # The workers' own names for their addresses: what their NodeManagers register as.
+    names = doctor.worker_names(inv, {"pi1": {"name_of_address": "rpi-a"}, "pi2": {"name_of_address": "rpi-b"}})
+    assert names == {"pi1": "rpi-a", "pi2": "rpi-b"}
+    findings = doctor.name_findings(inv, names, {
+        "pi0": {"rpi-a": "10.0.0.11", "rpi-b": ""},
+        "pi1": {"rpi-a": "10.0.0.11", "rpi-b": "10.0.0.12"},
+        "pi2": {"rpi-a": "127.0.1.1", "rpi-b": "10.0.0.12"}})
+    by_board = {f.node: f for f in findings}
+    assert by_board["pi1"].severity == "ok"
+    assert by_board["pi0"].severity == "blocker" and "'rpi-b' (pi2) resolves to nothing" in by_board["pi0"].finding
+    assert "'10.0.0.12 rpi-b'" in by_board["pi0"].fix and "/etc/hosts on pi0" in by_board["pi0"].fix
+    assert by_board["pi2"].severity == "blocker" and "127.0.1.1" in by_board["pi2"].finding
+
+
+def test_a_worker_without_a_name_for_its_address_registers_by_address_and_needs_nothing():
+    inv = _names_inventory()
+    assert doctor.worker_names(inv, {"pi1": {"name_of_address": ""}, "pi2": {}}) == {}

@@ -8,6 +8,9 @@ then each fact is judged here. A finding names the node, what was found and the 
   workload's intermediate and output volume per input byte (Hadoop TeraSort about 4x, the seeds);
 - RAM against the YARN containers sbclab gives the worker plus the reserve for the OS and daemons;
 - a hostname that resolves to a loopback address makes Hadoop daemons bind there and be unreachable;
+- a NodeManager registers under the name its worker's address reverse-resolves to, and the
+  ResourceManager and the other workers' shuffles reach it by that name: every board must resolve
+  every worker's name to that worker's address, or the first job waits for its AM for ever;
 - Pi firmware: any `get_throttled` bit (under-voltage, capped, throttled, soft limit) spoils runs;
   the 2026 seed powered each Pi 5 with the official 27 W supply (5 A), whose limit the firmware
   reports in the device tree; a warm idle board will throttle under load;
@@ -31,11 +34,12 @@ IDLE_TEMP_WARN_C = 60.0
 PI5_FULL_SUPPLY_MA = 5000
 SSD_INTERFACES = ("pcie", "usb3", "sata")
 
-# Run by `sh -s DATA_DIR`: one `key=value` per line; nothing from the inventory is spliced into it.
+# Run by `sh -s DATA_DIR ADDRESS`: one `key=value` per line; nothing from the inventory is spliced into it.
 FACTS_SCRIPT = r"""
 dir="$1"
 echo "hostname=$(hostname)"
 echo "resolves=$(getent hosts "$(hostname)" | awk '{print $1; exit}')"
+echo "name_of_address=$(getent hosts "$2" | awk '{print $2; exit}')"
 if command -v java >/dev/null 2>&1; then echo "java=$(java -version 2>&1 | head -n 1)"; else echo "java="; fi
 awk '/^MemTotal:/{print "mem_total_kb=" $2} /^MemAvailable:/{print "mem_available_kb=" $2}' /proc/meminfo
 probe="$dir"
@@ -199,6 +203,37 @@ def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
     return out
 
 
+# Run with the workers' names as arguments: `name address` per line, the address empty when unresolved.
+RESOLVE_SCRIPT = r"""
+for n in "$@"; do echo "$n $(getent hosts "$n" | awk '{print $1; exit}')"; done
+"""
+
+
+def worker_names(inventory: Inventory, facts: dict[str, dict[str, str]]) -> dict[str, str]:
+    """worker -> the name its address reverse-resolves to on itself (what its NodeManager registers as)."""
+    return {w.name: facts[w.name]["name_of_address"] for w in inventory.workers
+            if facts.get(w.name, {}).get("name_of_address")}
+
+
+def name_findings(inventory: Inventory, names: dict[str, str], resolved: dict[str, dict[str, str]]) -> list[Finding]:
+    """Whether each board resolves each worker's name to that worker's address."""
+    out = []
+    for board, found in resolved.items():
+        wrong = []
+        for worker in inventory.workers:
+            name = names.get(worker.name)
+            if name and found.get(name) != worker.address:
+                wrong.append((worker, name, found.get(name)))
+        if wrong:
+            listing = "; ".join(f"'{n}' ({w.name}) resolves to {got or 'nothing'}, not {w.address}" for w, n, got in wrong)
+            lines = ", ".join(f"'{w.address} {n}'" for w, n, _ in wrong)
+            out.append(Finding(board, "worker names", "blocker", listing + " (YARN reaches NodeManagers by these names)",
+                               f"Add the line(s) {lines} to /etc/hosts on {board}, or use mDNS (avahi-daemon) on every board."))
+        else:
+            out.append(Finding(board, "worker names", "ok", f"resolves all {len(names)} worker name(s)"))
+    return out
+
+
 def clock_findings(offsets: dict[str, float]) -> list[Finding]:
     if len(offsets) < 2:
         return []
@@ -220,29 +255,44 @@ def need_per_node(workload: str | None, size_bytes: int | None, workers: int, pr
 
 def examine(inventory: Inventory, need_bytes: int = 0, known_hosts=remote.DEFAULT_KNOWN_HOSTS,
             accept_new: bool = False) -> list[Finding]:
-    """Every board's findings, unreachable boards as blockers, then the clocks across boards."""
+    """Every board's findings, unreachable boards as blockers, then the names and clocks across boards."""
     def gather(conn: remote.Connection):
         before = time.time()
-        outcome = conn.shell(FACTS_SCRIPT, [conn.host.data_dir])
+        outcome = conn.shell(FACTS_SCRIPT, [conn.host.data_dir, conn.host.address])
         after = time.time()
         facts = parse_facts(outcome.stdout)
         clock = _number(facts, "clock")
         return facts, (clock - (before + after) / 2) if clock is not None else None
 
-    gathered = remote.each(list(inventory.hosts), gather, known_hosts, accept_new)
-    findings: list[Finding] = []
-    offsets: dict[str, float] = {}
-    for host in inventory.hosts:
-        got = gathered[host.name]
-        if isinstance(got, SbclabError):
-            findings.append(Finding(host.name, "reachable", "blocker", got.message, got.hint or ""))
-            continue
-        facts, offset = got
-        findings.append(Finding(host.name, "reachable", "ok", f"{host.user}@{host.address}:{host.port}"))
-        findings += judge(host, facts, need_bytes if host.role == "worker" else 0)
-        if offset is not None:
-            offsets[host.name] = offset
-    return findings + clock_findings(offsets)
+    connections = remote.connect(list(inventory.hosts), known_hosts, accept_new)
+    reachable = [c for c in connections.values() if isinstance(c, remote.Connection)]
+    try:
+        gathered = remote.in_parallel(reachable, gather, lambda c: c.host.name)
+        findings: list[Finding] = []
+        offsets: dict[str, float] = {}
+        facts_of: dict[str, dict[str, str]] = {}
+        for host in inventory.hosts:
+            got = connections[host.name] if isinstance(connections[host.name], SbclabError) else gathered[host.name]
+            if isinstance(got, SbclabError):
+                findings.append(Finding(host.name, "reachable", "blocker", got.message, got.hint or ""))
+                continue
+            facts, offset = got
+            facts_of[host.name] = facts
+            findings.append(Finding(host.name, "reachable", "ok", f"{host.user}@{host.address}:{host.port}"))
+            findings += judge(host, facts, need_bytes if host.role == "worker" else 0)
+            if offset is not None:
+                offsets[host.name] = offset
+        names = worker_names(inventory, facts_of)
+        if names:
+            def resolve(conn: remote.Connection) -> dict[str, str]:
+                lines = conn.shell(RESOLVE_SCRIPT, sorted(set(names.values()))).stdout.splitlines()
+                return {name: address for name, _, address in (line.partition(" ") for line in lines)}
+            resolved = remote.in_parallel([c for c in reachable if c.host.name in facts_of], resolve, lambda c: c.host.name)
+            findings += name_findings(inventory, names, {b: r for b, r in resolved.items() if isinstance(r, dict)})
+        return findings + clock_findings(offsets)
+    finally:
+        for conn in reachable:
+            conn.close()
 
 
 def blockers(findings: list[Finding]) -> list[Finding]:

@@ -175,10 +175,8 @@ def in_parallel(items: list, work: Callable[[object], T], name: Callable[[object
         return dict(zip(map(name, items), pool.map(one, items)))
 
 
-def each(hosts: list[Host], work: Callable[[Connection], T], known_hosts: Path = DEFAULT_KNOWN_HOSTS,
-         accept_new: bool = False) -> dict[str, T | SbclabError]:
-    """work(connection) on every host at once over a connection of its own."""
-    def one(host: Host):
-        with Connection(host, known_hosts, accept_new) as conn:
-            return work(conn)
-    return in_parallel(hosts, one, lambda host: host.name)
+def connect(hosts: list[Host], known_hosts: Path = DEFAULT_KNOWN_HOSTS,
+            accept_new: bool = False) -> dict[str, "Connection | SbclabError"]:
+    """A connection to every host at once, by name; a host that cannot be reached gives its error.
+    The caller closes them."""
+    return in_parallel(hosts, lambda host: Connection(host, known_hosts, accept_new), lambda host: host.name)

@@ -144,6 +144,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
                         "gaps": gaps, "restarts": recorded["restarts"],
                         "power_source": per_power[name].source if name in per_power else None,
                         "sampler": {k: v for k, v in (recorded["header"] or {}).items() if k != "target"},
+                        "device": target.get("device"), "interface": (target.get("interface") or {}).get("name"),
                         "cpu_capacity_cores": target.get("cpu_capacity"), "cores": target.get("cores")}
     workers = [n.name for n in spec.worker_nodes]
     inter = None

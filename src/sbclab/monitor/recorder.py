@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import requests
 
 from ..cluster import reaper
 from ..cluster.spec import NodeSpec
+from ..errors import SbclabError
 from . import plug
 from .settings import MonitorSettings, PowerSpec
 
@@ -40,15 +42,82 @@ def _lines(path: Path) -> int:
         return 0
 
 
+class LocalSampler:
+    """A sampler started by this host (emulated and local nodes), its files in the node's folder here.
+
+    The recorder drives every sampler through these methods; a board's sampler (board_sampler.py)
+    has the same ones, done over SSH."""
+
+    def __init__(self, backend, name: str, node: NodeSpec, target: dict, run_id: str, interval_s: float):
+        self.backend, self.name, self.node, self.target = backend, name, node, target
+        folder = backend.node_dir(node) / "samples"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.out = folder / f"{run_id}.jsonl"
+        self.interval_s = interval_s
+        self.proc: subprocess.Popen | None = None
+        self.entry: dict | None = None
+        self.out.with_suffix(".target.json").write_text(json.dumps(target))
+
+    def launch(self) -> None:
+        argv = [sys.executable, "-m", "sbclab.monitor.sampler", "--target", str(self.out.with_suffix(".target.json")),
+                "--out", str(self.out), "--interval", f"{self.interval_s:g}"]
+        with open(self.out.with_suffix(".log"), "ab") as log:
+            self.proc, self.entry = self.backend.start_sampler(self.node, argv, log, f"sampler {self.name}")
+
+    def starting(self) -> bool:
+        """Still to write its header and first sample (and alive)."""
+        return self.proc is not None and self.proc.poll() is None and _lines(self.out) < 2
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def exit_status(self):
+        return None if self.proc is None else self.proc.poll()
+
+    def mark(self, label: str) -> bool:
+        """A sample labelled `label` now; False when the sampler is not there to take it."""
+        if not self.running():
+            return False
+        self.out.with_suffix(".jsonl.mark").write_text(label)
+        try:
+            self.proc.send_signal(signal.SIGUSR1)
+        except ProcessLookupError:
+            return False
+        _wait_for_mark(self.out, label)
+        return True
+
+    def cpu_share(self) -> float | None:
+        return _cpu_share(self.proc)
+
+    def stop(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                reaper.stop([psutil.Process(proc.pid)], grace_s=1)
+        self.backend.state.forget(self.entry)
+        self.proc = None
+
+    def forget(self) -> None:
+        """The sampler died: its record goes, so a relaunch records its successor."""
+        self.backend.state.forget(self.entry)
+
+    def samples_file(self) -> Path:
+        return self.out
+
+
 @dataclass
-class SamplerProcess:
-    name: str
-    node: NodeSpec
-    target: dict
-    out: Path
-    proc: subprocess.Popen | None = None
-    entry: dict | None = None
+class SamplerRecord:
+    handle: object
     restarts: list[dict] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.handle.name
 
 
 @dataclass
@@ -70,17 +139,14 @@ class RawRecording:
 
 
 def measure_clock_offsets(backend, points) -> dict[str, dict[str, float]]:
-    """Each node's clock minus this host's, from `date` run on the node between two host readings."""
+    """Each node's clock minus this host's, from the node's time read between two host readings."""
     offsets = {}
     for name, node, _ in points:
-        argv, prepare = backend.on_node(node, ["date", "+%s.%N"])
         before = time.time()
-        try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=20, preexec_fn=prepare)
-            node_time = float(done.stdout.strip().splitlines()[-1])
-        except (subprocess.SubprocessError, OSError, ValueError, IndexError):
-            continue
+        node_time = backend.node_time(node)
         after = time.time()
+        if node_time is None:
+            continue
         offsets[name] = {"offset_s": round(node_time - (before + after) / 2, 4),
                          "uncertainty_s": round((after - before) / 2, 4)}
     return offsets
@@ -94,7 +160,7 @@ class Recorder:
         self.settings = settings
         self.interval = 1.0 / settings.hz
         self.datanode_counters = datanode_counters
-        self.samplers: list[SamplerProcess] = []
+        self.samplers: list[SamplerRecord] = []
         self.marks: list[dict] = []
         self.datanodes: list[dict] = []
         self.commands: list[dict] = []
@@ -110,16 +176,18 @@ class Recorder:
         self.offsets = measure_clock_offsets(self.backend, points)
         for name, node, target in points:
             power = self.settings.power_for(name)
-            folder = self.backend.node_dir(node) / "samples"
-            folder.mkdir(parents=True, exist_ok=True)
             target = {**target, "power": power.node_side()}
-            sampler = SamplerProcess(name, node, target, folder / f"{self.run_id}.jsonl")
-            (folder / f"{self.run_id}.target.json").write_text(json.dumps(target))
-            self._launch(sampler)
-            self.samplers.append(sampler)
+            self.samplers.append(SamplerRecord(self.backend.sampler(name, node, target, self.run_id, self.interval)))
             if power.source == "http-plug":
-                self.pollers[name] = plug.Poller(power, self.interval, folder / f"{self.run_id}.plug.jsonl")
+                plugs = self.backend.local_dir(node) / "samples"
+                plugs.mkdir(parents=True, exist_ok=True)
+                self.pollers[name] = plug.Poller(power, self.interval, plugs / f"{self.run_id}.plug.jsonl")
                 self.pollers[name].start()
+        launched = _each(self.samplers, _launch)
+        failed = [err for err in launched.values() if err is not None]
+        if failed:
+            self.abandon()
+            raise failed[0]
         self._datanode_snapshot("start")
         self._wait_for_first_samples()
         time.sleep(self.settings.margin_s)
@@ -131,25 +199,13 @@ class Recorder:
         deadline = time.monotonic() + timeout_s
         waiting = list(self.samplers)
         while waiting and time.monotonic() < deadline:
-            waiting = [s for s in waiting if s.proc is not None and s.proc.poll() is None and _lines(s.out) < 2]
+            waiting = [s for s in waiting if s.handle.starting()]
             if waiting:
                 time.sleep(0.05)
 
-    def _launch(self, sampler: SamplerProcess) -> None:
-        argv = [sys.executable, "-m", "sbclab.monitor.sampler", "--target", str(sampler.out.with_suffix(".target.json")),
-                "--out", str(sampler.out), "--interval", f"{self.interval:g}"]
-        log = open(sampler.out.with_suffix(".log"), "ab")
-        try:
-            sampler.proc, sampler.entry = self.backend.start_sampler(sampler.node, argv, log, f"sampler {sampler.name}")
-        finally:
-            log.close()
-
     def stop(self) -> RawRecording:
         time.sleep(self.settings.margin_s)
-        cost = {}
-        for sampler in self.samplers:
-            cost[sampler.name] = _cpu_share(sampler.proc)
-            self._stop_one(sampler)
+        cost = _each(self.samplers, _stop)
         power = {}
         for name, poller in self.pollers.items():
             poller.stop()
@@ -160,33 +216,22 @@ class Recorder:
                                    "plug_errors": self.pollers[sampler.name].errors if sampler.name in self.pollers else []}
         nodes = {}
         for sampler in self.samplers:
-            header, samples = read_samples(sampler.out)
+            path = sampler.handle.samples_file()
+            header, samples = read_samples(path)
+            # What the sampler read is its own resolved target (a board finds its device and cores).
+            target = {**sampler.handle.target, **(header.get("target") or {})}
             nodes[sampler.name] = {"header": header, "samples": samples, "restarts": sampler.restarts,
-                                   "target": sampler.target, "file": str(sampler.out),
-                                   "sampler_cpu_pct": cost[sampler.name]}
+                                   "target": target, "file": str(path),
+                                   "sampler_cpu_pct": cost.get(sampler.name)}
         return RawRecording(run_id=self.run_id, interval_s=self.interval, nodes=nodes, marks=self.marks,
                             datanodes=self.datanodes, clock_offsets=self.offsets, power=power,
                             commands=self.commands, emulated=self.cluster.spec.backend == "emulated")
 
     def abandon(self) -> None:
         """Stop everything without collecting (the run failed in a way that stores nothing)."""
-        for sampler in self.samplers:
-            self._stop_one(sampler)
+        _each(self.samplers, lambda s: s.handle.stop())
         for poller in self.pollers.values():
             poller.stop()
-
-    def _stop_one(self, sampler: SamplerProcess) -> None:
-        proc = sampler.proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                reaper.stop([psutil.Process(proc.pid)], grace_s=1)
-        self.backend.state.forget(sampler.entry)
-        sampler.proc = None
 
     # --- marks ----------------------------------------------------------------------------
 
@@ -203,29 +248,21 @@ class Recorder:
         with self.lock:
             self.backend.sync_disks()
             t = time.time()
-            waiting = []
+            # All nodes at once: a board's mark is a round trip over SSH.
+            marked = _each([s for s in self.samplers if s.handle.running() or s.handle.exit_status() is not None],
+                           lambda s: s.handle.mark(label))
             for sampler in self.samplers:
-                if sampler.proc is None:
-                    continue
-                if sampler.proc.poll() is not None:
+                if marked.get(sampler.name) is False:
                     self._restart(sampler, t)
-                    continue
-                sampler.out.with_suffix(".jsonl.mark").write_text(label)
-                try:
-                    sampler.proc.send_signal(signal.SIGUSR1)
-                    waiting.append(sampler)
-                except ProcessLookupError:
-                    self._restart(sampler, t)
-            for sampler in waiting:
-                _wait_for_mark(sampler.out, label, t)
             self.marks.append({"label": label, "t": round(t, 4)})
             self._datanode_snapshot(label)
 
-    def _restart(self, sampler: SamplerProcess, t: float) -> None:
-        self.backend.state.forget(sampler.entry)
-        status = sampler.proc.poll()
-        died = last_sample_time(sampler.out)
-        self._launch(sampler)
+    def _restart(self, sampler: SamplerRecord, t: float) -> None:
+        handle = sampler.handle
+        handle.forget()
+        status = handle.exit_status()
+        died = last_sample_time(handle.samples_file())
+        handle.launch()
         sampler.restarts.append({"last_sample": died, "restarted": round(t, 4), "exit_status": status})
 
     def _datanode_snapshot(self, label: str) -> None:
@@ -235,6 +272,29 @@ class Recorder:
             self.datanodes.append({"t": round(time.time(), 4), "label": label, "nodes": self.datanode_counters()})
         except (requests.RequestException, ValueError, KeyError, IndexError):
             pass  # a DataNode that does not answer leaves this snapshot out; intermediate data says so
+
+
+def _launch(sampler: SamplerRecord) -> SbclabError | None:
+    try:
+        sampler.handle.launch()
+    except SbclabError as err:
+        return err
+    return None
+
+
+def _stop(sampler: SamplerRecord) -> float | None:
+    """Stop a sampler; its CPU use until then (a board's is read in the same command that stops it)."""
+    cost = sampler.handle.cpu_share()
+    sampler.handle.stop()
+    return sampler.handle.cpu_share() if cost is None else cost
+
+
+def _each(samplers: list[SamplerRecord], work) -> dict[str, object]:
+    """work(sampler) for every sampler at once, by node name."""
+    if not samplers:
+        return {}
+    with ThreadPoolExecutor(max_workers=min(16, len(samplers))) as pool:
+        return dict(zip((s.name for s in samplers), pool.map(work, samplers)))
 
 
 def _cpu_share(proc: subprocess.Popen | None) -> float | None:
@@ -250,7 +310,7 @@ def _cpu_share(proc: subprocess.Popen | None) -> float | None:
     return round(100 * (times.user + times.system) / alive, 4) if alive > 0 else None
 
 
-def _wait_for_mark(out: Path, label: str, since: float) -> None:
+def _wait_for_mark(out: Path, label: str) -> None:
     deadline = time.monotonic() + MARK_WAIT_S
     while time.monotonic() < deadline:
         try:
@@ -289,4 +349,4 @@ def read_samples(path: Path) -> tuple[dict, list[dict]]:
     return header, samples
 
 
-__all__ = ["Recorder", "RawRecording", "PowerSpec", "read_samples", "measure_clock_offsets"]
+__all__ = ["Recorder", "LocalSampler", "RawRecording", "PowerSpec", "read_samples", "measure_clock_offsets"]

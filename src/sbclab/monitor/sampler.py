@@ -7,17 +7,24 @@ Each line of the output is one sample of cumulative counters as the kernel keeps
 made afterwards, so a missed tick loses resolution, never bytes. A line is written and flushed per
 sample, so whatever was sampled before a crash is kept.
 
+On a real board the target may name a path and an address instead of a device and an interface
+(`device_of`, `interface_of`): the sampler finds them on the board itself (resolve_target), since
+only the board knows which disk holds its data directory and which interface has its address.
+
 Signals: SIGUSR1 takes a sample at once, labelled with the text of OUT.mark (a run phase starts or
 ends); SIGTERM takes a last sample and exits. Standard library only: this file and readings.py
 are all a board needs.
 """
 
 import argparse
+import fcntl
 import glob
 import json
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -101,6 +108,45 @@ class NodeGroupDelays:
         return dict(self.total, processes=len(current), implausible_ns=self.discarded)
 
 
+def device_of(path: str, sys_root: str = "/sys") -> str | None:
+    """The kernel name (as in /proc/diskstats) of the block device holding a path; None for a virtual one."""
+    try:
+        st = os.stat(path)
+        device = os.path.realpath(os.path.join(sys_root, "dev/block", f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"))
+    except OSError:
+        return None
+    return os.path.basename(device) if os.path.exists(device) else None
+
+
+_SIOCGIFADDR = 0x8915
+
+
+def interface_of(address: str) -> str | None:
+    """The network interface that holds an IPv4 address on this machine."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for _, name in socket.if_nameindex():
+            try:
+                raw = fcntl.ioctl(s.fileno(), _SIOCGIFADDR, struct.pack("256s", name.encode()[:15]))
+            except OSError:
+                continue  # no IPv4 address on this one
+            if socket.inet_ntoa(raw[20:24]) == address:
+                return name
+    return None
+
+
+def resolve_target(target: dict, sys_root: str = "/sys") -> dict:
+    """The target with a board's device, interface and core count found where it only names them."""
+    resolved = dict(target)
+    if resolved.get("device_of") and not resolved.get("device"):
+        resolved["device"] = device_of(resolved["device_of"], sys_root)
+    if resolved.get("interface_of") and not resolved.get("interface"):
+        name = interface_of(resolved["interface_of"])
+        resolved["interface"] = {"name": name} if name else None
+    if not resolved.get("cores"):
+        resolved["cores"] = os.cpu_count() or 1
+    return resolved
+
+
 def _cpu_number(path: str) -> int:
     """N of a .../cpuN/cpufreq/scaling_cur_freq path, so cpu10 sorts after cpu9."""
     return int(path.split(os.sep)[-3][len("cpu"):])
@@ -110,6 +156,7 @@ class Sampler:
     """What one node's samples hold; `sys_root` is where sysfs is mounted (a copy of it in tests)."""
 
     def __init__(self, target: dict, sys_root: str = "/sys"):
+        target = resolve_target(target, sys_root)
         self.target = target
         self.sys_root = sys_root
         self.errors: dict[str, str] = {}

@@ -17,16 +17,6 @@ from .. import reaper
 from ..spec import NodeSpec
 
 
-def block_device_of(path: Path) -> str | None:
-    """The kernel name of the block device (as in /proc/diskstats) holding a path; None for a virtual one."""
-    try:
-        st = os.stat(path)
-        device = Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}").resolve()
-    except OSError:
-        return None
-    return device.name if device.exists() else None
-
-
 class Backend(ABC):
     name: str
     shaped: bool
@@ -173,7 +163,25 @@ class Backend(ABC):
 
         Without nodes of their own (processes backend) there is one, for the host all nodes share."""
         return [("host", self.spec.master, {"node": "host", "scope": "host", "cores": os.cpu_count() or 1,
-                                            "device": block_device_of(self.state.root), "interface": {"name": "lo"}})]
+                                            "device_of": str(self.state.root), "interface": {"name": "lo"}})]
+
+    def sampler(self, name: str, node: NodeSpec, target: dict, run_id: str, interval_s: float):
+        """The recorder's handle of a node's sampler (monitor/recorder.py)."""
+        from ...monitor.recorder import LocalSampler
+        return LocalSampler(self, name, node, target, run_id, interval_s)
+
+    def local_dir(self, node: NodeSpec) -> Path:
+        """Where this host keeps what it collects of a node (samples, plug readings)."""
+        return self.node_dir(node)
+
+    def node_time(self, node: NodeSpec) -> float | None:
+        """The node's clock (time since the epoch), or None when it does not answer."""
+        argv, prepare = self.on_node(node, ["date", "+%s.%N"])
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=20, preexec_fn=prepare)
+            return float(done.stdout.strip().splitlines()[-1])
+        except (subprocess.SubprocessError, OSError, ValueError, IndexError):
+            return None
 
     def sampler_launch(self, node: NodeSpec, argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
         """How a sampler is started on the node; by default like any command."""

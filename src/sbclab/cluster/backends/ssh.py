@@ -370,7 +370,8 @@ class SshBackend(Backend):
         conn.run(["rm", "-f", "--", str(pidfile)])
         return status
 
-    def _record(self, node: NodeSpec, label: str, owned: bool = True) -> dict:
+    def record_process(self, node: NodeSpec, label: str, owned: bool = True) -> dict:
+        """A command about to start on the board, recorded with the pid file its session will write."""
         owner = self.owner() if owned else {}
         return self.state.record("remote_process", node=node.name, pidfile=str(self._pidfile(node, label)),
                                  label=label, **owner)
@@ -379,14 +380,14 @@ class SshBackend(Backend):
         if on_host:
             raise SbclabError(f"'{label}' launches from the master's host, which real boards do not share.",
                               "MPI benchmarks run on emulated clusters only for now.")
-        entry = self._record(node, label)
+        entry = self.record_process(node, label)
         try:
             return self._run_remote(node, argv, env, log, timeout_s, cwd, label, Path(entry["pidfile"]))
         finally:
             self.state.forget(entry)
 
     def run_parallel(self, jobs, timeout_s=None) -> list[int]:
-        entries = [self._record(node, label) for node, _argv, _env, _log, label in jobs]
+        entries = [self.record_process(node, label) for node, _argv, _env, _log, label in jobs]
         try:
             with ThreadPoolExecutor(max_workers=min(16, len(jobs))) as pool:
                 futures = [pool.submit(self._run_remote, node, argv, env, log, timeout_s, None, label,
@@ -407,7 +408,7 @@ class SshBackend(Backend):
         return done.status, done.stdout.encode(), done.stderr.encode()
 
     def start_daemon(self, node, argv, env, out, cwd, label):
-        entry = self._record(node, label, owned=False)
+        entry = self.record_process(node, label, owned=False)
         # Backgrounded by a non-interactive sh, the daemon is no group leader, so setsid makes it one
         # without forking: $! is the pid of its session.
         script = ('cd "$1" || exit 111; out=$2; pidfile=$3; shift 3; '
@@ -427,7 +428,8 @@ class SshBackend(Backend):
         raise SbclabError("This command runs on emulated or local nodes only.", "Run it without --inventory.")
 
     def sync_disks(self) -> None:
-        self._each(lambda node: self.connection(node).run(["sync"], timeout_s=600))
+        """Nothing here: each board syncs in its sampler's mark (monitor/board_sampler.py), one round
+        trip instead of two."""
 
     def drop_caches(self) -> bool:
         script = ('sync; if [ "$(id -u)" = 0 ]; then echo 3 > /proc/sys/vm/drop_caches; '
@@ -446,7 +448,23 @@ class SshBackend(Backend):
         return max(v if isinstance(v, float) else 100.0 for v in found.values())
 
     def sampling_points(self):
-        return []
+        """Each board's whole view: its /proc, the disk holding its data directory and the interface
+        with its inventory address, both found by the sampler on the board."""
+        return [(node.name, node, {"node": node.name, "scope": "node", "device_of": str(self.node_disk(node)),
+                                   "interface_of": node.address}) for node in self.spec.nodes]
+
+    def sampler(self, name, node, target, run_id, interval_s):
+        from ...monitor.board_sampler import BoardSampler
+        return BoardSampler(self, name, node, target, run_id, interval_s)
+
+    def local_dir(self, node: NodeSpec) -> Path:
+        return self.state.root / "boards" / node.name
+
+    def node_time(self, node: NodeSpec) -> float | None:
+        try:
+            return float(self.connection(node).run(["date", "+%s.%N"], timeout_s=20).stdout.strip())
+        except (SbclabError, OSError, ValueError):
+            return None
 
     # --- stopping ----------------------------------------------------------------------------
 
