@@ -118,8 +118,11 @@ def main_group():
 # --- cluster ---------------------------------------------------------------------------------
 
 def board_options(func):
-    """Real boards instead of emulated nodes, shared by `cluster up` and `run`."""
+    """Real boards instead of emulated nodes, and the cluster's knobs, shared by `cluster up` and `run`."""
     options = [
+        click.option("--knob", "knob_names", multiple=True, metavar="NAME",
+                     help="A cluster knob to apply (repeatable): crc-off (HDFS checksums off) or fstrim (trim the "
+                          "nodes' filesystems before every run). See 'sbclab knobs'; recorded in every run."),
         click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Deploy onto the boards of this YAML inventory over SSH (examples/inventory.yml) "
                           "instead of emulating nodes; the shape options are then taken from it."),
@@ -130,18 +133,24 @@ def board_options(func):
         click.option("--dist-dir", default=None,
                      help="Where Hadoop and Spark live on every board (the same path on all; copied there when "
                           "missing or different). Default: the master's data_dir/sbclab/dist."),
+        click.option("--expose-web-uis", is_flag=True,
+                     help="Let the web UIs and REST APIs listen on the boards' inventory addresses instead of their "
+                          "loopback. Anyone who reaches those addresses can then run code on the cluster through "
+                          "YARN's REST API: only on a network of your own (README, 'Real boards')."),
     ]
     for option in reversed(options):
         func = option(func)
     return func
 
 
-def _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir):
+def _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir, expose_web_uis):
     """(spec, boards settings) of an inventory, or (None, None) without one."""
     if inventory_file is None:
+        if expose_web_uis:
+            raise SbclabError("--expose-web-uis is for real boards.", "Give it with --inventory.")
         return None, None
     hosts = inventory.load(inventory_file)
-    spec = cluster_spec.from_inventory(hosts, name=name, preset=preset)
+    spec = cluster_spec.from_inventory(hosts, name=name, preset=preset, expose_web_uis=expose_web_uis)
     if dist_dir is not None and not dist_dir.startswith("/"):
         raise SbclabError(f"--dist-dir {dist_dir} is not an absolute path.", "Give one like /opt/sbclab.")
     return spec, lifecycle.boards_settings(hosts, known_hosts, accept_new_host_keys, dist_dir)
@@ -156,14 +165,15 @@ def cluster():
 @cluster_options
 @board_options
 def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor,
-               inventory_file, known_hosts, accept_new_host_keys, dist_dir):
+               knob_names, inventory_file, known_hosts, accept_new_host_keys, dist_dir, expose_web_uis):
     """Create the nodes, start HDFS, YARN and the JobHistory server, wait until they serve.
 
     With --inventory: preflight the boards, install Java where missing, copy the distribution where
     it differs, render the configs, format HDFS on first use, start the daemons. A second 'up' of
     the same boards checks all of that and changes nothing."""
-    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir)
+    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir, expose_web_uis)
     if spec is not None:
+        spec = _with_knobs(spec, knob_names)
         from .cluster import doctor
         from .cluster.state import ClusterState
         doctor.preflight(inventory.load(inventory_file), None, None, preset, Path(boards["known_hosts"]),
@@ -174,6 +184,7 @@ def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size
             return
     else:
         spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
+    spec = _with_knobs(spec, knob_names)
     result = lifecycle.up(spec, timeout_s=timeout, progress=_say, boards=boards)
     _print_status(lifecycle.status(result))
     _say(f"cluster '{name}' is up in {result.state.extra['bring_up_s']:.1f} s; take it down with 'sbclab cluster down --name {name}'.")
@@ -257,16 +268,17 @@ def _print_status(report: dict) -> None:
 @board_options
 def run_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, size, results,
                 repetitions, pi_maps, pi_samples, sample_hz, no_sampling, idle_baseline, power_file,
-                inventory_file, known_hosts, accept_new_host_keys, dist_dir):
+                knob_names, inventory_file, known_hosts, accept_new_host_keys, dist_dir, expose_web_uis):
     """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored.
 
     With --inventory it runs on the boards (preflighted first), using the cluster of that name if it
     is up, else deploying one for the job and stopping its daemons afterwards."""
     size_bytes = parse_size(size)
     monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
-    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir)
+    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir, expose_web_uis)
     if spec is None:
         spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor, size_bytes)
+    spec = _with_knobs(spec, knob_names)
     options = suite.SuiteOptions(size_bytes=size_bytes, results=results, repetitions=repetitions,
                                  pi_maps=pi_maps, pi_samples=pi_samples, monitor=monitor, boards=boards)
     runs = suite.run(spec, options, progress=_say)
@@ -616,17 +628,64 @@ def doctor_command(inventory_file, workload, size_bytes, known_hosts, accept_new
         sys.exit(1)
 
 
-@main_group.command("knobs")
-def knobs_command():
+@main_group.group("knobs", invoke_without_command=True)
+@click.pass_context
+def knobs_group(ctx):
     """The Raspberry Pi knobs the seeds turned: what each changes, where, and its risk. None is applied
-    unless asked for."""
+    unless asked for: cluster knobs with --knob on 'cluster up' and 'run', firmware knobs with 'knobs apply'."""
+    if ctx.invoked_subcommand is not None:
+        return
     from .cluster import knobs
     table = Table(title="Pi knobs (documented; applied only when asked)", title_justify="left")
-    for column in ("knob", "what", "change", "where", "reboot", "source", "risk"):
+    for column in ("knob", "what", "change", "where", "reboot", "applied by", "source", "risk"):
         table.add_column(column, overflow="fold")
     for k in knobs.KNOBS:
-        table.add_row(k.name, k.what, k.change, k.where, "yes" if k.reboot else "no", k.source, k.risk)
+        how = ("--knob" if k.name in knobs.CLUSTER_KNOBS else "knobs apply" if k.name in knobs.BOARD_KNOBS
+               else "always (the master is a node of its own)")
+        table.add_row(k.name, k.what, k.change, k.where, "yes" if k.reboot else "no", how, k.source, k.risk)
     console.print(table)
+
+
+@knobs_group.command("apply")
+@click.argument("knob_name", metavar="KNOB", type=click.Choice(["pcie-gen3", "overclock"]))
+@click.option("--inventory", "inventory_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The boards, as a YAML inventory (examples/inventory.yml).")
+@click.option("--hosts", default=None, help="Only these hosts of the inventory, comma-separated (default: all).")
+@click.option("--revert", is_flag=True, help="Remove the knob's lines instead (the rest of config.txt is kept as it is).")
+@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
+def knobs_apply_command(knob_name, inventory_file, hosts, revert, known_hosts):
+    """Write a firmware knob into each Raspberry Pi 5's config.txt (between sbclab's marker comments,
+    the original kept as config.txt.sbclab-backup); it takes effect at the next boot. Runs record the
+    knobs found on the boards at 'cluster up', marked when a board was not rebooted since."""
+    from .cluster import knobs, remote
+    inv = inventory.load(inventory_file)
+    chosen = list(inv.hosts)
+    if hosts:
+        names = [h.strip() for h in hosts.split(",") if h.strip()]
+        chosen = [inv.host(n) for n in names]
+    connections = remote.connect(chosen, known_hosts or remote.DEFAULT_KNOWN_HOSTS)
+    try:
+        reachable = [c for c in connections.values() if isinstance(c, remote.Connection)]
+        done = remote.in_parallel(reachable, lambda c: knobs.apply_on_board(c, knob_name, revert), lambda c: c.host.name)
+    finally:
+        for conn in connections.values():
+            if isinstance(conn, remote.Connection):
+                conn.close()
+    table = Table(title=f"{'Reverting' if revert else 'Applying'} {knob_name}", title_justify="left")
+    table.add_column("host")
+    table.add_column("result", overflow="fold")
+    failed = 0
+    for host in chosen:
+        got = connections[host.name] if isinstance(connections[host.name], SbclabError) else done[host.name]
+        if isinstance(got, SbclabError):
+            failed += 1
+            table.add_row(host.name, f"[red]{got.message}[/red] {got.hint or ''}")
+        else:
+            table.add_row(host.name, got)
+    console.print(table)
+    if failed:
+        sys.exit(1)
 
 
 @main_group.command("compare")

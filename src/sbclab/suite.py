@@ -94,6 +94,14 @@ def preflight_boards(spec: ClusterSpec, boards: dict, workload: str, size_bytes:
                      deploying=spec.name not in ClusterState.names(), say=progress)
 
 
+def _before_each_run(ctx: RunContext) -> None:
+    """The fstrim knob: each node's filesystem trimmed before every run, said in the run's notes."""
+    if "fstrim" in ctx.cluster.spec.knobs:
+        trimmed = ctx.cluster.backend.fstrim()
+        ctx.notes = [f"before the run: trimmed {', '.join(trimmed) or 'no node (none has a filesystem of its own here)'} "
+                     "(knob fstrim)"]
+
+
 def with_inventory_power(monitor: MonitorSettings, boards: dict) -> MonitorSettings:
     """The boards' power sources from the inventory, where the monitor settings name none for that
     board: a power file's entry for a board wins, then the inventory's, then the file's default."""
@@ -117,7 +125,9 @@ def run(spec: ClusterSpec, options: SuiteOptions, progress=lambda message: None)
         ctx.idle_baseline = idle.measure_idle(cluster, options.monitor, store, new_id("idle"), progress)
         sort, estimate = terasort.TeraSort(), pi.Pi()
         for repetition in range(1, options.repetitions + 1):
+            _before_each_run(ctx)
             runs.append(sort.run(ctx, "hadoop", sort.parameters(options.size_bytes), repetition))
+            _before_each_run(ctx)
             runs.append(estimate.run(ctx, "spark", estimate.parameters(None, {
                 "maps": options.pi_maps, "samples_per_map": options.pi_samples}), repetition))
     input_runs = {r.parameters.get("input_run_id") for r in runs}

@@ -19,7 +19,7 @@ from sbclab.cluster.state import ClusterState
 from sbclab.results.store import ResultsStore
 from sbclab.stack import distribution
 
-from .conftest import NOTHING, remove_if_left, small_spec
+from .conftest import NOTHING, reachable, remove_if_left, small_spec
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("sshd", path="/usr/sbin"),
                                 reason="boards are played by sshd in emulated nodes (root, openssh-server)")
@@ -62,7 +62,10 @@ def boards(tmp_path_factory):
             argv = ["unshare", "--mount", "--", "sh", "-c",
                     'mount --bind "$0" /etc/hosts && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1"',
                     str(here / "hosts"), str(here / "sshd_config")]
-            servers.enter_context(cluster.backend.serving(node, argv, dict(os.environ), here / "sshd.log", f"sshd {node.name}"))
+            # Outside the node's CPU and memory limits: a board is a machine of its own, and the JVMs
+            # these tests start would otherwise crawl on a fraction of this host's cores.
+            servers.enter_context(cluster.backend.serving(node, argv, dict(os.environ), here / "sshd.log",
+                                                          f"sshd {node.name}", limited=False))
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
         yield cluster, folder, client_key, host_keys
@@ -269,6 +272,12 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
         assert len(daemons) == 3 + 2 * 2
         master_disk = cluster.backend.node_disk(cluster.spec.master) / "sbclab" / "sbclab" / "boards" / "data"
         assert (master_disk / "hdfs" / "namenode" / "current" / "VERSION").exists()
+        # The web UIs and REST APIs listen on the boards' loopback (sbclab reached them through SSH);
+        # what the daemons need of each other is on the boards' addresses.
+        master, worker = cluster.spec.master, cluster.spec.worker_nodes[0]
+        assert not any(reachable(master.address, port) for port in (8088, 9870, 19888))
+        assert not any(reachable(worker.address, port) for port in (8042, 9864))
+        assert reachable(master.address, 8020) and reachable(worker.address, 9866)
 
         again = runner.invoke(cli.main_group, ["cluster", "up", *common])
         assert again.exit_code == 0, (again.output, again.exception)
@@ -300,3 +309,13 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
             f.write(original)
         for node in cluster.spec.nodes:
             shutil.rmtree(cluster.backend.node_disk(node) / "sbclab" / "sbclab", ignore_errors=True)
+
+
+def test_a_firmware_knob_is_refused_on_boards_that_are_no_pi5(boards, tmp_path):
+    """`knobs apply` reads each board's model first: nothing is written to a board that is not a Pi 5."""
+    _inventory_file(boards, tmp_path / "hosts.yml")
+    known = _known_hosts(boards, tmp_path / "kh")
+    result = CliRunner().invoke(cli.main_group, ["knobs", "apply", "pcie-gen3", "--inventory", str(tmp_path / "hosts.yml"),
+                                                 "--known-hosts", str(known), "--hosts", "master,worker1"])
+    assert result.exit_code == 1, result.output
+    assert result.output.count("is not a Raspberry Pi 5") == 2 and "worker2" not in result.output

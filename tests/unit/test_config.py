@@ -92,3 +92,25 @@ def test_processes_backend_gives_each_node_its_own_ports(tmp_path, dist):
         values = {rendered[n][file][key] for n in ("worker1", "worker2")}
         assert len(values) == 2, key
     assert rendered["worker1"]["hdfs-site"]["dfs.datanode.address"] == "127.0.0.1:9966"
+
+
+def test_boards_keep_web_uis_on_loopback_unless_exposed(tmp_path, dist):
+    from sbclab.cluster import inventory
+    inv = inventory.Inventory(source="hosts.yml", hosts=(
+        inventory.Host(name="pi0", role="master", address="10.0.0.10"),
+        inventory.Host(name="pi1", role="worker", address="10.0.0.11")))
+    for expose, web in ((False, "127.0.0.1"), (True, None)):
+        s = spec.from_inventory(inv, name="pis", expose_web_uis=expose)
+        master, worker = s.master, s.worker_nodes[0]
+        on_master = config.settings(s, master, layout(tmp_path, master), dist)
+        on_worker = config.settings(s, worker, layout(tmp_path, worker), dist)
+        assert on_master["hdfs-site"]["dfs.namenode.http-address"] == f"{web or master.address}:9870"
+        assert on_master["yarn-site"]["yarn.resourcemanager.webapp.address"] == f"{web or master.address}:8088"
+        assert on_master["mapred-site"]["mapreduce.jobhistory.webapp.address"] == f"{web or master.address}:19888"
+        assert on_worker["hdfs-site"]["dfs.datanode.http.address"] == f"{web or worker.address}:9864"
+        assert on_worker["yarn-site"]["yarn.nodemanager.webapp.address"] == f"{web or worker.address}:8042"
+        assert on_worker["spark-defaults"].get("spark.ui.enabled") == (None if expose else "false")
+        # What the daemons need of each other stays on the cluster addresses.
+        assert on_worker["hdfs-site"]["dfs.namenode.rpc-address"] == f"{master.address}:8020"
+        assert on_worker["hdfs-site"]["dfs.datanode.address"] == f"{worker.address}:9866"
+        assert on_worker["mapred-site"]["mapreduce.jobhistory.address"] == f"{master.address}:10020"

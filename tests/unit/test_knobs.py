@@ -20,3 +20,46 @@ def test_the_cli_lists_them_and_an_unknown_one_is_named():
     assert "pcie-gen3" in out and "crc-off" in out
     with pytest.raises(SbclabError, match="Knobs: pcie-gen3"):
         knobs.get("turbo")
+
+
+def test_cluster_knobs_are_taken_and_firmware_or_layout_ones_are_pointed_elsewhere():
+    assert knobs.check_cluster_knobs(["fstrim", "crc-off", "fstrim"]) == ("crc-off", "fstrim")
+    with pytest.raises(SbclabError, match="knobs apply pcie-gen3"):
+        knobs.check_cluster_knobs(["pcie-gen3"])
+    with pytest.raises(SbclabError, match="not applied by sbclab"):
+        knobs.check_cluster_knobs(["master-separate"])
+    assert knobs.config_overrides(("crc-off",)) == {"hdfs-site": {"dfs.checksum.type": "NULL"}}
+    assert knobs.config_overrides(("fstrim",)) == {}
+
+
+def test_crc_off_reaches_hdfs_site_and_every_run_records_the_knobs(tmp_path):
+    from sbclab.cluster import spec
+    from sbclab.cluster.backends.emulated import EmulatedBackend
+    from sbclab.stack import config
+    from sbclab.stack.distribution import Distribution
+    s = spec.build(backend="emulated", workers=2, cores=2, memory_bytes=24 * 2**30).model_copy(update={"knobs": ("crc-off",)})
+    layout = config.NodeLayout(tmp_path / "conf", tmp_path / "disk", tmp_path / "logs")
+    values = config.settings(s, s.master, layout, Distribution(tmp_path / "h", tmp_path / "s", tmp_path / "j.jar"))
+    assert values["hdfs-site"]["dfs.checksum.type"] == "NULL"
+
+    class State:
+        spec = s
+    found = EmulatedBackend(State()).knobs()
+    assert found == {"crc-off": [n.name for n in s.nodes], "master-separate": [s.master.name]}
+
+
+def test_a_firmware_knob_goes_in_a_marked_block_and_comes_out_exactly():
+    original = "dtparam=audio=on\n[pi4]\narm_boost=1\n"
+    applied = knobs.with_knob(original, "overclock")
+    assert applied.startswith(original)
+    block = applied[len(original):].splitlines()
+    assert block == ["# sbclab knob overclock: begin", "[all]", "arm_freq=3000", "over_voltage_delta=50000",
+                     "# sbclab knob overclock: end"], "under [all], so the [pi4] section above does not take it"
+    assert knobs.applied_in(applied) == ["overclock"]
+    assert knobs.with_knob(applied, "overclock") == applied, "applying twice changes nothing"
+    both = knobs.with_knob(applied, "pcie-gen3")
+    assert knobs.applied_in(both) == ["pcie-gen3", "overclock"]
+    assert knobs.without_knob(knobs.without_knob(both, "overclock"), "pcie-gen3") == original
+    assert knobs.with_knob("no_newline=1", "pcie-gen3").startswith("no_newline=1\n# sbclab knob pcie-gen3")
+    with pytest.raises(SbclabError, match="not a firmware knob"):
+        knobs.with_knob(original, "crc-off")

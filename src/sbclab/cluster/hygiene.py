@@ -6,9 +6,6 @@ and sbclab waits until the nodes are idle, so a run does not share the CPU with 
 last one (YARN containers exiting, HDFS deleting blocks).
 """
 
-import os
-import shutil
-import subprocess
 import time
 from dataclasses import dataclass, field
 
@@ -24,19 +21,6 @@ class Reset:
 
     def as_dict(self) -> dict:
         return {"dropped_caches": self.dropped_caches, "trimmed": self.trimmed, "idle_after_s": self.idle_after_s}
-
-
-def fstrim(cluster: Cluster) -> list[str]:
-    """Trim each node's own filesystem; only the emulated backend gives nodes filesystems of their own."""
-    if cluster.spec.backend != "emulated" or os.geteuid() != 0 or shutil.which("fstrim") is None:
-        return []
-    trimmed = []
-    for node in cluster.spec.nodes:
-        disk = cluster.backend.node_disk(node)
-        done = subprocess.run(["fstrim", str(disk)], capture_output=True, timeout=600)
-        if done.returncode == 0:
-            trimmed.append(node.name)
-    return trimmed
 
 
 def wait_idle(cluster: Cluster, max_cpu_percent: float = 20.0, timeout_s: float = 60.0,
@@ -57,9 +41,9 @@ def between_runs(cluster: Cluster, drop: bool = True, trim: bool = True, idle_cp
         if not reset.dropped_caches:
             reset.notes.append("page cache not dropped: needs root")
     if trim:
-        reset.trimmed = fstrim(cluster)
+        reset.trimmed = cluster.backend.fstrim()
         if not reset.trimmed:
-            reset.notes.append("filesystems not trimmed: only emulated nodes run as root have their own")
+            reset.notes.append("filesystems not trimmed: only emulated nodes run as root and boards have their own")
     if idle_timeout_s > 0:
         reset.idle_after_s = wait_idle(cluster, idle_cpu_percent, idle_timeout_s)
         if reset.idle_after_s is None:

@@ -21,6 +21,7 @@ import paramiko
 
 from ..errors import SbclabError
 from .inventory import Host
+from .tunnel import Tunnel
 
 DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts").expanduser()
 T = TypeVar("T")
@@ -92,6 +93,7 @@ class Connection:
                               "Check that the board is on, on the network, and runs sshd on that port.") from err
         self.client = client
         self._sftp: paramiko.SFTPClient | None = None
+        self._tunnels: dict[tuple[str, int], Tunnel] = {}
 
     def run(self, argv: list[str], timeout_s: float = 60, stdin: str | None = None) -> Outcome:
         command = shlex.join(argv)
@@ -141,6 +143,13 @@ class Connection:
             self._sftp = self.client.open_sftp()
         return self._sftp
 
+    def tunnel(self, host: str, port: int) -> int:
+        """A port on this host's loopback that reaches host:port as the board sees it (tunnel.py)."""
+        key = (host, port)
+        if key not in self._tunnels:
+            self._tunnels[key] = Tunnel(self.client.get_transport(), host, port)
+        return self._tunnels[key].local_port
+
     def alive(self) -> bool:
         transport = self.client.get_transport()
         return transport is not None and transport.is_active()
@@ -151,6 +160,9 @@ class Connection:
         return self.run(["sh", "-s", *args], timeout_s, stdin=script)
 
     def close(self) -> None:
+        for tunnel in self._tunnels.values():
+            tunnel.close()
+        self._tunnels.clear()
         if self._sftp is not None:
             self._sftp.close()
         self.client.close()

@@ -78,6 +78,11 @@ class ClusterSpec(BaseModel):
     subnet: str
     nodes: tuple[NodeSpec, ...]
     scale: Scale
+    # Where web UIs and REST APIs listen: each node's cluster address, or its loopback only (real
+    # boards, unless the user opts in; sbclab then reaches them through SSH, cluster/tunnel.py).
+    web_uis: Literal["cluster", "loopback"] = "cluster"
+    # Cluster knobs asked for by name (cluster/knobs.py CLUSTER_KNOBS): crc-off, fstrim.
+    knobs: tuple[str, ...] = ()
 
     @property
     def master(self) -> NodeSpec:
@@ -232,8 +237,10 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
                        nodes=tuple(nodes), scale=scale)
 
 
-def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "stock") -> ClusterSpec:
-    """Real boards as the inventory lists them, each given its whole profile (no scaling).
+def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "stock",
+                   expose_web_uis: bool = False) -> ClusterSpec:
+    """Real boards as the inventory lists them, each given its whole profile (no scaling); their web
+    UIs on loopback unless expose_web_uis.
 
     The cluster's board and storage are the workers' (the first worker's when they differ), which is
     what a run's cell is keyed on."""
@@ -262,4 +269,4 @@ def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "
                   note=f"real boards from {inventory.source}")
     return ClusterSpec(name=name, backend="ssh", preset=preset, board=first.board, storage=first.storage,
                        workers=sum(n.role == "worker" for n in nodes), subnet="inventory", nodes=tuple(nodes),
-                       scale=scale)
+                       scale=scale, web_uis="cluster" if expose_web_uis else "loopback")

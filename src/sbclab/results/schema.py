@@ -42,6 +42,8 @@ class ClusterShape(BaseModel):
     storage: str
     preset: str
     nodes: list[NodeSpec]
+    knobs: dict[str, list[str]] = Field(default={}, description="each knob the cluster had -> the nodes it was on "
+                                        "(cluster/knobs.py); a board knob written after the board's last boot says so")
 
 
 class RunRecord(BaseModel):

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from ..cluster import knobs
 from ..cluster.spec import ClusterSpec, NodeSpec
 from . import presets
 from .distribution import Distribution
@@ -52,12 +53,20 @@ def port(spec: ClusterSpec, node: NodeSpec, name: str) -> int:
     return PORTS[name] + (100 * spec.nodes.index(node) if spec.backend == "processes" else 0)
 
 
+def web_host(spec: ClusterSpec, node: NodeSpec) -> str:
+    """The address a node's web UIs and REST APIs listen on (spec.web_uis)."""
+    return "127.0.0.1" if spec.web_uis == "loopback" else node.address
+
+
 def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> dict[str, dict[str, str]]:
     master = spec.master.address
     me = node.address
 
     def mine(name: str) -> str:
         return f"{me}:{port(spec, node, name)}"
+
+    def web(name: str, where: NodeSpec = node) -> str:
+        return f"{web_host(spec, where)}:{port(spec, where, name)}"
 
     workers = spec.worker_nodes
     max_container_mb = min(8192, min(w.yarn_memory_mb for w in workers))
@@ -70,12 +79,12 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         },
         "hdfs-site": {
             "dfs.namenode.rpc-address": f"{master}:{PORTS['namenode_rpc']}",
-            "dfs.namenode.http-address": f"{master}:{PORTS['namenode_http']}",
+            "dfs.namenode.http-address": web("namenode_http", spec.master),
             "dfs.namenode.secondary.http-address": f"{master}:9868",
             "dfs.namenode.name.dir": str(layout.disk / "hdfs" / "namenode"),
             "dfs.datanode.data.dir": str(layout.disk / "hdfs" / "datanode"),
             "dfs.datanode.address": mine("datanode"),
-            "dfs.datanode.http.address": mine("datanode_http"),
+            "dfs.datanode.http.address": web("datanode_http"),
             "dfs.datanode.ipc.address": mine("datanode_ipc"),
             "dfs.datanode.hostname": me,
             # Nodes are known by address, not by a name a DNS would resolve.
@@ -85,10 +94,11 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         },
         "yarn-site": {
             "yarn.resourcemanager.hostname": master,
+            "yarn.resourcemanager.webapp.address": web("rm_http", spec.master),
             "yarn.nodemanager.hostname": me,
             "yarn.nodemanager.address": f"{me}:0",
             "yarn.nodemanager.localizer.address": mine("nm_localizer"),
-            "yarn.nodemanager.webapp.address": mine("nm_http"),
+            "yarn.nodemanager.webapp.address": web("nm_http"),
             "yarn.nodemanager.local-dirs": str(layout.disk / "yarn" / "local"),
             "yarn.nodemanager.log-dirs": str(layout.log_dir / "userlogs"),
             "yarn.nodemanager.aux-services": "mapreduce_shuffle",
@@ -109,7 +119,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         "mapred-site": {
             "mapreduce.framework.name": "yarn",
             "mapreduce.jobhistory.address": f"{master}:{PORTS['jhs']}",
-            "mapreduce.jobhistory.webapp.address": f"{master}:{PORTS['jhs_http']}",
+            "mapreduce.jobhistory.webapp.address": web("jhs_http", spec.master),
             "mapreduce.jobhistory.admin.address": f"{master}:{PORTS['jhs_admin']}",
             "mapreduce.application.classpath": classpath,
             "mapreduce.shuffle.port": str(port(spec, node, "shuffle")),
@@ -128,7 +138,13 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.eventLog.dir": f"file://{layout.spark_events}",
         },
     }
+    if spec.web_uis == "loopback":
+        # The driver's UI listens on every interface (or SPARK_LOCAL_IP, which moves the driver too);
+        # sbclab reads a run's phases from its event log, so the UI is simply off.
+        values["spark-defaults"]["spark.ui.enabled"] = "false"
     for file, overrides in presets.overrides(spec).items():
+        values[file].update(overrides)
+    for file, overrides in knobs.config_overrides(spec.knobs).items():
         values[file].update(overrides)
     return values
 

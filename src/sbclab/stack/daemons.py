@@ -192,9 +192,12 @@ class Stack:
 
     # --- asking the daemons ----------------------------------------------------------------
 
+    def web_url(self, node: NodeSpec, port: str) -> str:
+        """How this host reaches one of a node's web endpoints (directly, or through SSH on boards)."""
+        return self.backend.web_url(node, config.web_host(self.spec, node), config.port(self.spec, node, port))
+
     def _get(self, port: str, path: str) -> dict:
-        url = f"http://{self.spec.master.address}:{config.PORTS[port]}{path}"
-        answer = requests.get(url, timeout=5)
+        answer = requests.get(self.web_url(self.spec.master, port) + path, timeout=5)
         answer.raise_for_status()
         return answer.json()
 
@@ -215,7 +218,7 @@ class Stack:
 
     def kill_applications(self) -> list[str]:
         """Kill every YARN application that has not finished; return their ids."""
-        base = f"http://{self.spec.master.address}:{config.PORTS['rm_http']}/ws/v1/cluster/apps"
+        base = self.web_url(self.spec.master, "rm_http") + "/ws/v1/cluster/apps"
         try:
             apps = (self._get("rm_http", "/ws/v1/cluster/apps?states=NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING")
                     .get("apps") or {}).get("app") or []
@@ -252,8 +255,7 @@ class Stack:
         """Each DataNode's own byte counters (DataNodeActivity): what HDFS wrote and read on that node."""
         found = {}
         for node in self.spec.worker_nodes:
-            url = (f"http://{node.address}:{config.port(self.spec, node, 'datanode_http')}"
-                   "/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*")
+            url = self.web_url(node, "datanode_http") + "/jmx?qry=Hadoop:service=DataNode,name=DataNodeActivity-*"
             answer = requests.get(url, timeout=5)
             answer.raise_for_status()
             bean = answer.json()["beans"][0]
@@ -269,7 +271,8 @@ class Stack:
         for daemon in ALL:
             for node in self.nodes_for(daemon):
                 for port_name in daemon.ports:
+                    host = config.web_host(self.spec, node) if port_name.endswith("_http") else node.address
                     rows.append((daemon.title, node.name,
-                                 f"{node.address}:{config.port(self.spec, node, port_name)} ({port_name.replace('_', ' ')})"))
+                                 f"{host}:{config.port(self.spec, node, port_name)} ({port_name.replace('_', ' ')})"))
         rows.append(("ResourceManager", self.spec.master.name, f"{self.spec.master.address}:8032 (rpc)"))
         return rows

@@ -76,7 +76,8 @@ class RunContext:
         spec = self.cluster.spec
         return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
                             shaped=self.cluster.backend.shaped, workers=spec.workers, board=spec.board,
-                            storage=spec.storage, preset=spec.preset, nodes=list(spec.nodes))
+                            storage=spec.storage, preset=spec.preset, nodes=list(spec.nodes),
+                            knobs=self.cluster.backend.knobs())
 
     def keep_container_logs(self, run_id: str, app_ids: list[str]) -> dict[str, str]:
         kept = {}

@@ -136,11 +136,15 @@ class Backend(ABC):
 
     @contextmanager
     def serving(self, node: NodeSpec, argv: list[str], env: dict[str, str], log: Path, label: str,
-                cwd: Path | None = None):
-        """A server on the node for the length of the block (nginx, NPtcp's receiver), then stopped."""
+                cwd: Path | None = None, limited: bool = True):
+        """A server on the node for the length of the block (nginx, NPtcp's receiver), then stopped.
+
+        limited=False: with the node's address and name but outside its CPU and memory limits, as a
+        machine of its own would be (the boards that test the SSH backend)."""
         log.parent.mkdir(parents=True, exist_ok=True)
+        launch = None if limited else (lambda n, a: (self.on_node(n, a)[0], None))
         with open(log, "ab") as out:
-            proc, entry = self._start(node, argv, env, out, cwd, label, owned=True)
+            proc, entry = self._start(node, argv, env, out, cwd, label, owned=True, launch=launch)
             try:
                 yield proc
             finally:
@@ -169,6 +173,24 @@ class Backend(ABC):
         """The recorder's handle of a node's sampler (monitor/recorder.py)."""
         from ...monitor.recorder import LocalSampler
         return LocalSampler(self, name, node, target, run_id, interval_s)
+
+    def web_url(self, node: NodeSpec, host: str, port: int) -> str:
+        """The URL by which this host reaches a web endpoint that listens on host:port on the node."""
+        return f"http://{host}:{port}"
+
+    def knobs(self) -> dict[str, list[str]]:
+        """Each knob the cluster has -> the nodes it is on: the spec's cluster knobs on every node, and
+        the master on a node of its own wherever nodes are separate machines or namespaces."""
+        everyone = [n.name for n in self.spec.nodes]
+        found = {name: everyone for name in self.spec.knobs}
+        if self.name != "processes":
+            found["master-separate"] = [self.spec.master.name]
+        return found
+
+    def fstrim(self) -> list[str]:
+        """Trim each node's own filesystem; the names of the nodes trimmed. Only nodes with a
+        filesystem of their own can be (emulated nodes as root; boards)."""
+        return []
 
     def local_dir(self, node: NodeSpec) -> Path:
         """Where this host keeps what it collects of a node (samples, plug readings)."""

@@ -253,6 +253,16 @@ class EmulatedBackend(Backend):
         the kernel's taskstats interface answers only there, and the veth's host end counts the node's traffic."""
         return argv, cgroups.NodeCgroup(self.spec.name, node.name).join
 
+    def fstrim(self) -> list[str]:
+        if os.geteuid() != 0 or shutil.which("fstrim") is None:
+            return []
+        trimmed = []
+        for node in self.spec.nodes:
+            done = subprocess.run(["fstrim", str(self.node_disk(node))], capture_output=True, timeout=600)
+            if done.returncode == 0:
+                trimmed.append(node.name)
+        return trimmed
+
     def sync_disks(self) -> None:
         # All nodes at once: each drains at its own medium's throttled speed, which on a slow card
         # can take minutes after a write-heavy job.

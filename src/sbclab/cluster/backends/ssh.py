@@ -23,6 +23,7 @@ from pathlib import Path
 from ...errors import SbclabError
 from ...stack.distribution import sha256
 from ...stack.java import SUPPORTED, major_of
+from .. import knobs
 from ..inventory import Host, Inventory
 from ..remote import DEFAULT_KNOWN_HOSTS, Connection, in_parallel
 from ..spec import NodeSpec
@@ -220,6 +221,7 @@ class SshBackend(Backend):
         self._raise_first(done, "Deploying")
         self.state.extra["java"] = {name: got["java"] for name, got in done.items()}
         self.state.extra["deploy"] = {name: got["changed"] for name, got in done.items()}
+        self.state.extra["board_knobs"] = {name: got["knobs"] for name, got in done.items() if got["knobs"]}
         self.state.save()
 
     def _deploy_one(self, node: NodeSpec, local: dict) -> dict:
@@ -238,7 +240,7 @@ class SshBackend(Backend):
         changed += self._ship_distribution(node, conn, local)
         root = self.cluster_root(node)
         conn.run(["mkdir", "-p", "--", str(root / "conf"), str(root / "data"), str(root / "logs"), str(root / "pids")])
-        return {"java": {"home": java[0], "version": java[1]}, "changed": changed}
+        return {"java": {"home": java[0], "version": java[1]}, "changed": changed, "knobs": knobs.in_effect(conn)}
 
     def _stale(self, conn: Connection, local: dict) -> list[Path]:
         """The parts of this host's distribution (Hadoop, Spark by manifest; the jobs jar) the board lacks."""
@@ -420,7 +422,7 @@ class SshBackend(Backend):
                               f"Read {out} on {node.name}.")
         return RemoteDaemon(self, node, int(started.stdout.strip()))
 
-    def serving(self, node, argv, env, log, label, cwd=None):
+    def serving(self, node, argv, env, log, label, cwd=None, limited=True):
         raise SbclabError("Serving benchmarks (web capacity, NetPIPE) are not run on real boards yet.",
                           "Run them on an emulated cluster.")
 
@@ -436,6 +438,23 @@ class SshBackend(Backend):
                   'else echo 3 | sudo -n tee /proc/sys/vm/drop_caches >/dev/null; fi')
         done = self._each(lambda node: self.connection(node).run(["sh", "-c", script], timeout_s=600).status == 0)
         return all(ok is True for ok in done.values())
+
+    def fstrim(self) -> list[str]:
+        """Trim the filesystem of each board's data directory (root or sudo -n); boards without
+        fstrim, or whose medium does not take discards, are left out."""
+        script = ('if [ "$(id -u)" = 0 ]; then as_root=""; else as_root="sudo -n"; fi; '
+                  'command -v fstrim >/dev/null && $as_root fstrim "$1"')
+        done = self._each(lambda node: self.connection(node).run(["sh", "-c", script, "sh", str(self.node_disk(node))],
+                                                                 timeout_s=600).status == 0)
+        return [name for name, ok in done.items() if ok is True]
+
+    def knobs(self) -> dict[str, list[str]]:
+        """The cluster's knobs and the firmware knobs found on the boards at deployment."""
+        found = super().knobs()
+        for node, names in (self.state.extra.get("board_knobs") or {}).items():
+            for name in names:
+                found.setdefault(name, []).append(node)
+        return found
 
     def busy_percent(self, window_s: float) -> float:
         """The busiest board's CPU use over the window, from its /proc/stat before and after."""
@@ -459,6 +478,12 @@ class SshBackend(Backend):
 
     def local_dir(self, node: NodeSpec) -> Path:
         return self.state.root / "boards" / node.name
+
+    def web_url(self, node: NodeSpec, host: str, port: int) -> str:
+        """A board's loopback endpoint through its SSH connection; one on its address directly."""
+        if host.startswith("127."):
+            return f"http://127.0.0.1:{self.connection(node).tunnel(host, port)}"
+        return super().web_url(node, host, port)
 
     def node_time(self, node: NodeSpec) -> float | None:
         try:
