@@ -14,6 +14,7 @@ from rich.table import Table
 from . import __version__, atomic, profiles, suite
 from .data import airline
 from .cluster import calibration, inventory, lifecycle, plan
+from .cluster.backends.base import check_local_programs
 from .cluster import spec as cluster_spec
 from .errors import SbclabError
 from .monitor.settings import MonitorSettings
@@ -141,6 +142,11 @@ def board_options(func):
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def _with_knobs(spec: cluster_spec.ClusterSpec, knob_names) -> cluster_spec.ClusterSpec:
+    from .cluster import knobs
+    return spec.model_copy(update={"knobs": knobs.check_cluster_knobs(knob_names)})
 
 
 def _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir, expose_web_uis):
@@ -310,10 +316,17 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
               help="web: also serve from a container on the same node, to report the overhead (Hajji & Tso Tables 1-2).")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
+@click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Benchmark the boards of this YAML inventory over SSH (cpu, storage, network, power); the "
+                   "programs are installed with apt-get where missing.")
+@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
+@click.option("--accept-new-host-keys", is_flag=True, help="Record the key of a board never seen before.")
 @monitor_options
 def micro_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, benchmarks,
                   node_name, seconds, power_seconds, file_size, doc_sizes, step_seconds, max_rate, container, repetitions,
-                  results, sample_hz, no_sampling, idle_baseline, power_file):
+                  results, inventory_file, known_hosts, accept_new_host_keys, sample_hz, no_sampling, idle_baseline,
+                  power_file):
     """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
     power idle and under load with temperature (the seeds' Tables 3-7)."""
     from .workloads import netpipe, nodebench, web
@@ -322,7 +335,12 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
     unknown = [b for b in chosen if b not in MICRO]
     if unknown or not chosen:
         raise SbclabError(f"Unknown benchmark(s): {', '.join(unknown) or '(none given)'}.", f"Choose from {', '.join(MICRO)}.")
-    nodebench.check_tools({nodebench.PROGRAMS[b]: nodebench.PROGRAMS[b] for b in chosen if b in nodebench.PROGRAMS})
+    programs = {nodebench.PROGRAMS[b]: nodebench.PROGRAMS[b] for b in chosen if b in nodebench.PROGRAMS}
+    if inventory_file is not None and set(chosen) - set(nodebench.PROGRAMS):
+        raise SbclabError(f"{', '.join(sorted(set(chosen) - set(nodebench.PROGRAMS)))} do not run on real boards yet.",
+                          f"Benchmark boards with {', '.join(nodebench.PROGRAMS)}; run the rest on an emulated cluster.")
+    if inventory_file is None:
+        check_local_programs(programs)
     if "netpipe" in chosen:
         netpipe.check_installed()
     if "web" in chosen:
@@ -339,13 +357,22 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
     except ValueError:
         raise SbclabError(f"--doc-sizes {doc_sizes} is not a list of kilobytes.", "Write e.g. 1,4,10,50,70,100.") from None
     monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
-    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
+    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, None, False)
+    if spec is None:
+        spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
+    else:
+        monitor = suite.with_inventory_power(monitor, boards)
     names = [n.name for n in spec.nodes]
     if node_name != "all" and node_name not in names:
         raise SbclabError(f"There is no node '{node_name}' in this cluster.", f"Choose from {', '.join(names)}, or all.")
     store = ResultsStore(results)
     runs = []
-    with suite.nodes_for(spec, _say) as cluster:
+    if boards is not None:
+        suite.preflight_boards(spec, boards, None, None, _say)
+    with suite.nodes_for(spec, _say, boards=boards) as cluster:
+        if boards is not None:
+            _say(f"checking {', '.join(programs)} on the boards")
+            cluster.backend.ensure_programs(programs)
         ctx = RunContext(cluster=cluster, store=store, progress=_say, monitor=monitor)
         nodes = [n for n in cluster.spec.nodes if node_name in ("all", n.name)]
         for repetition in range(1, repetitions + 1):

@@ -72,15 +72,15 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
 
 
 @contextmanager
-def nodes_for(spec: ClusterSpec, progress=lambda message: None):
+def nodes_for(spec: ClusterSpec, progress=lambda message: None, boards: dict | None = None):
     """The running cluster if it matches the spec, else bare nodes (no Hadoop or Spark, as the seeds
     measured their boards) removed on exit."""
     if spec.name in ClusterState.names():
-        with cluster_for(spec, progress) as cluster:
+        with cluster_for(spec, progress, boards=boards) as cluster:
             yield cluster
         return
     progress(f"creating '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} nodes ({spec.backend}), no daemons")
-    with lifecycle.nodes_only(spec) as backend:
+    with lifecycle.nodes_only(spec, boards) as backend:
         yield lifecycle.Cluster(backend.state, Stack(backend, distribution.installed(check=False)))
 
 

@@ -10,6 +10,7 @@ import subprocess
 import time
 from contextlib import ExitStack
 
+import psutil
 import pytest
 from click.testing import CliRunner
 
@@ -267,7 +268,11 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
         assert up.exit_code == 0, (up.output, up.exception)
         state = ClusterState.load("boards")
         assert state.spec.backend == "ssh" and state.phase == "up"
-        assert {n: c for n, c in state.extra["deploy"].items()} == {n.name: ["copied sbclab-jobs.jar"] for n in cluster.spec.nodes}
+        # The test's boards share this host's disk, so whichever board checks after another copied
+        # the jar finds it there already.
+        changes = state.extra["deploy"]
+        assert set(changes) == {n.name for n in cluster.spec.nodes}
+        assert {c for got in changes.values() for c in got} == {"copied sbclab-jobs.jar"}, changes
         daemons = sorted(e["pidfile"] for e in state.of_kind("remote_process"))
         assert len(daemons) == 3 + 2 * 2
         master_disk = cluster.backend.node_disk(cluster.spec.master) / "sbclab" / "sbclab" / "boards" / "data"
@@ -319,3 +324,29 @@ def test_a_firmware_knob_is_refused_on_boards_that_are_no_pi5(boards, tmp_path):
                                                  "--known-hosts", str(known), "--hosts", "master,worker1"])
     assert result.exit_code == 1, result.output
     assert result.output.count("is not a Raspberry Pi 5") == 2 and "worker2" not in result.output
+
+
+def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
+    """sysbench, fio and iperf3 run on the boards through SSH, sampled there, and leave nothing running."""
+    cluster, _, _, _ = boards
+    _inventory_file(boards, tmp_path / "hosts.yml")
+    known = _known_hosts(boards, tmp_path / "kh")
+    results = tmp_path / "results"
+    done = CliRunner().invoke(cli.main_group, [
+        "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bmicro",
+        "--benchmarks", "cpu,storage,network", "--node", "worker1", "--seconds", "1", "--file-size", "4M",
+        "--idle-baseline", "0", "--results", str(results)])
+    assert done.exit_code == 0, (done.output, done.exception)
+    runs = {r.workload: r for r in ResultsStore(results).runs()}
+    assert set(runs) == {"sysbench-cpu", "storage", "iperf"}
+    assert all(r.valid and r.cluster.backend == "ssh" for r in runs.values())
+    assert min(runs["sysbench-cpu"].result["events_per_s"].values()) > 0
+    assert runs["storage"].result["mb_s"]["seq-write"]["16m"] > 0
+    assert runs["iperf"].result["to_master_mbit_s"] > 0 and runs["iperf"].result["from_master_mbit_s"] > 0
+    assert runs["storage"].measurements.nodes["worker1"].disk_write_bytes > 0, "sampled on the board"
+    assert "bmicro" not in ClusterState.names()
+    worker1 = cluster.spec.node("worker1")
+    assert not reaper.mentioning(str(cluster.backend.node_disk(worker1) / "sbclab" / "sbclab" / "bmicro")), \
+        "no benchmark or sampler left running"
+    servers = [p for p in psutil.process_iter(["cmdline"]) if (p.info["cmdline"] or [""])[0].endswith("iperf3")]
+    assert not servers, "the iperf3 server stopped with its SSH connection"

@@ -81,3 +81,15 @@ def test_an_unknown_micro_benchmark_lists_the_known_ones():
 def test_hpl_refuses_more_nodes_than_workers():
     done = sbclab("hpl", "--workers", "2", "--nodes", "1,4")
     assert done.returncode != 0 and "more workers" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["run"], ["cluster", "up"]])
+def test_a_firmware_knob_given_to_a_cluster_says_where_it_goes(command):
+    done = sbclab(*command, "--knob", "overclock", "--backend", "processes")
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "sbclab knobs apply overclock" in done.stderr
+
+
+def test_web_uis_are_exposed_only_on_boards():
+    done = sbclab("run", "--expose-web-uis", "--backend", "processes")
+    assert done.returncode != 0 and "--inventory" in done.stderr and "Traceback" not in done.stderr

@@ -125,11 +125,14 @@ def still_up(name: str, spec: ClusterSpec, boards: dict, progress=lambda message
 
 
 @contextmanager
-def nodes_only(spec: ClusterSpec):
-    """The cluster's nodes without Hadoop or Spark (for micro-benchmarks); removed on exit, whatever happens."""
+def nodes_only(spec: ClusterSpec, boards: dict | None = None):
+    """The cluster's nodes without Hadoop or Spark (for micro-benchmarks); removed on exit, whatever
+    happens (boards: their folders made, their processes stopped on exit)."""
     with interrupts_as_exceptions():
         state = ClusterState.create(spec)
         state.extra["temporary"] = True
+        state.extra.update(boards or {})
+        state.extra["nodes_only"] = True
         backend = for_state(state)
         try:
             backend.create_nodes()

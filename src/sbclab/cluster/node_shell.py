@@ -4,7 +4,8 @@
     python -m sbclab.cluster.node_shell ADDRESS COMMAND...
 
 Like ssh, the words of the command are joined and run by the node's shell; the cluster is named by
-SBCLAB_CLUSTER. On an emulated cluster the command enters the node's network namespace and cgroup.
+SBCLAB_CLUSTER. On an emulated cluster the command enters the node's network namespace and cgroup;
+on real boards it runs over SSH, tied to this process's connection (backends/ssh.py TIED).
 """
 
 import os
@@ -29,7 +30,17 @@ def main(argv: list[str]) -> int:
     if node is None:
         print(f"node_shell: no node {target} in cluster {state.spec.name}", file=sys.stderr)
         return 255
-    wrapped, preexec = for_state(state).on_node(node, ["sh", "-c", " ".join(argv[1:])])
+    backend = for_state(state)
+    command = " ".join(argv[1:])
+    if state.spec.backend == "ssh":
+        try:
+            return backend.run_tied(node, command, sys.stdout.buffer, sys.stderr.buffer)
+        except SbclabError as err:
+            print(f"node_shell: {err}", file=sys.stderr)
+            return 255
+        finally:
+            backend.close()
+    wrapped, preexec = backend.on_node(node, ["sh", "-c", command])
     if preexec:
         preexec()
     os.execvp(wrapped[0], wrapped)

@@ -138,6 +138,30 @@ class Connection:
         finally:
             channel.close()
 
+    def attached(self, argv: list[str], out: IO[bytes], err: IO[bytes]) -> int:
+        """Run argv with its output and errors copied to out and err as they come; its standard input
+        stays open as long as this connection lives, so a command that waits for its end (_TIED in
+        backends/ssh.py) learns when this process is gone, however it went."""
+        channel = self.client.get_transport().open_session()
+        try:
+            channel.exec_command(shlex.join(argv))
+            while True:
+                moved = False
+                if channel.recv_ready():
+                    out.write(channel.recv(1 << 16))
+                    out.flush()
+                    moved = True
+                if channel.recv_stderr_ready():
+                    err.write(channel.recv_stderr(1 << 16))
+                    err.flush()
+                    moved = True
+                if not moved:
+                    if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
+                        return channel.recv_exit_status()
+                    time.sleep(0.01)
+        finally:
+            channel.close()
+
     def sftp(self) -> paramiko.SFTPClient:
         if self._sftp is None:
             self._sftp = self.client.open_sftp()

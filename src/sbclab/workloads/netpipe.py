@@ -9,7 +9,8 @@ from ..cluster.spec import NodeSpec
 from ..results.schema import Check, RunRecord
 from . import mpi
 from .base import RunContext, exited
-from .nodebench import check_tools, measured_run
+from ..cluster.backends.base import check_local_programs
+from .nodebench import measured_run
 
 DEFAULT_UPPER = 8 * 2**20  # the largest message, bytes
 DEFAULT_PERTURBATION = 3  # NetPIPE's own default: sizes 3 bytes either side of each power of two
@@ -96,4 +97,4 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
 
 
 def check_installed() -> None:
-    check_tools({"NPtcp": "netpipe-tcp", "NPopenmpi": "netpipe-openmpi", "mpirun": "openmpi-bin"})
+    check_local_programs({"NPtcp": "netpipe-tcp", "NPopenmpi": "netpipe-openmpi", "mpirun": "openmpi-bin"})

@@ -9,7 +9,6 @@ stress); Lee, Oh & Park 2021 Table 10; Baun 2016 Tables 3-6.
 
 import json
 import re
-import shutil
 import subprocess
 import time
 from datetime import datetime, timezone
@@ -29,15 +28,6 @@ RECORDS = ("4k", "512k", "16m")  # the iozone record sizes the 2026 seed reports
 ACCESSES = {"seq-read": "read", "seq-write": "write", "rand-read": "randread", "rand-write": "randwrite"}
 # The program each node benchmark runs; Debian packages them under the same names.
 PROGRAMS = {"cpu": "sysbench", "storage": "fio", "network": "iperf3", "power": "stress-ng"}
-
-
-def check_tools(packages_by_program: dict[str, str]) -> None:
-    """A program missing is said before anything starts, with the Debian package that brings it."""
-    missing = {program: package for program, package in packages_by_program.items() if not shutil.which(program)}
-    if missing:
-        raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
-                          f"Install the Debian packages (apt-get install {' '.join(sorted(set(missing.values())))}), "
-                          "or run 'make setup'.")
 
 
 def measured_run(ctx: RunContext, workload: str, node: NodeSpec, parameters: dict[str, Any],
@@ -91,7 +81,7 @@ def storage(ctx: RunContext, node: NodeSpec, size: str = "100M", records=RECORDS
     work = ctx.cluster.backend.node_disk(node) / ".sbclab-storage"
 
     def body():
-        work.mkdir(parents=True, exist_ok=True)
+        ctx.cluster.backend.make_dirs(node, [work])
         try:
             mb_s: dict[str, dict[str, float]] = {}
             for access, rw in ACCESSES.items():
@@ -103,7 +93,7 @@ def storage(ctx: RunContext, node: NodeSpec, size: str = "100M", records=RECORDS
                                           preexec)["iops"], 1) for access in ("rand-read", "rand-write")}
             buffered = dd_buffered(ctx, node, work, size)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            ctx.cluster.backend.remove_tree(node, work)
         result = {"mb_s": mb_s, "iops_4k": iops, "buffered_mb_s": buffered, "file": size}
         ok = all(v > 0 for per in mb_s.values() for v in per.values())
         return result, [Check(name="every pattern measured", passed=ok, detail=f"{len(ACCESSES) * len(records)} direct patterns")]

@@ -15,7 +15,8 @@ from ..cluster.spec import NodeSpec
 from ..errors import SbclabError
 from ..results.schema import Check, RunRecord
 from .base import RunContext
-from .nodebench import check_tools, measured_run
+from ..cluster.backends.base import check_local_programs
+from .nodebench import measured_run
 
 DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
 PORT = 8080
@@ -23,7 +24,7 @@ SUSTAINED = 0.95  # replies per second at least this share of the offered rate, 
 
 
 def check_installed() -> None:
-    check_tools({"nginx": "nginx-light", "httperf": "httperf"})
+    check_local_programs({"nginx": "nginx-light", "httperf": "httperf"})
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:

@@ -17,6 +17,15 @@ from .. import reaper
 from ..spec import NodeSpec
 
 
+def check_local_programs(packages_by_program: dict[str, str]) -> None:
+    """A program missing on this host is said before anything starts, with the Debian package that brings it."""
+    missing = {program: package for program, package in packages_by_program.items() if not shutil.which(program)}
+    if missing:
+        raise SbclabError(f"Missing on this host: {', '.join(missing)}.",
+                          f"Install the Debian packages (apt-get install {' '.join(sorted(set(missing.values())))}), "
+                          "or run 'make setup'.")
+
+
 class Backend(ABC):
     name: str
     shaped: bool
@@ -90,6 +99,13 @@ class Backend(ABC):
             return Path(path).read_text(errors="replace")
         except FileNotFoundError:
             return None
+
+    def remove_tree(self, node: NodeSpec, path: Path) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def ensure_programs(self, packages_by_program: dict[str, str]) -> None:
+        """Every program runnable on the nodes; here they are this host's (check_local_programs)."""
+        check_local_programs(packages_by_program)
 
     def remove(self, node: NodeSpec, path: Path) -> None:
         Path(path).unlink(missing_ok=True)

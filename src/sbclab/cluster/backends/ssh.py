@@ -15,6 +15,7 @@ first, so it can be stopped with its children from any later sbclab, even after 
 
 import re
 import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -42,10 +43,10 @@ done
 '''
 
 # Debian and Raspberry Pi OS: the package manager, as root or through sudo without a password.
-_INSTALL_JAVA = r'''
+_INSTALL_PACKAGES = r'''
 command -v apt-get >/dev/null || { echo "no apt-get on this board"; exit 3; }
 if [ "$(id -u)" = 0 ]; then as_root=""; else as_root="sudo -n"; fi
-DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y --no-install-recommends "$1" 2>&1 | tail -n 5
+DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y --no-install-recommends "$@" 2>&1 | tail -n 5
 '''
 
 # Copy-in of a distribution folder: unpacked beside its final place, then renamed over it, so a
@@ -80,6 +81,21 @@ for f in "$@"; do
   kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
   rm -f "$f"
 done
+'''
+
+
+# A command (one shell string, as ssh runs one) in a session of its own, tied to the SSH connection
+# that started it: when the connection goes — the local side exited or was killed, even by SIGKILL —
+# sshd closes the command's standard input, and the watcher stops the whole session.
+TIED = r'''
+setsid sh -c "$1" < /dev/null &
+child=$!
+( cat > /dev/null; kill -TERM -- "-$child" 2>/dev/null ) &
+watcher=$!
+wait $child
+status=$?
+kill $watcher 2>/dev/null
+exit $status
 '''
 
 
@@ -216,6 +232,10 @@ class SshBackend(Backend):
         local = self.state.extra["local_distribution"]
         for node in self.spec.nodes:
             self.state.record("remote_directory", node=node.name, path=str(self.cluster_root(node)))
+        if self.state.extra.get("nodes_only"):  # node benchmarks: the cluster's folders, nothing of the stack
+            made = self._each(lambda node: self.make_dirs(node, [self.node_disk(node), self.cluster_root(node) / "pids"]))
+            self._raise_first(made, "Preparing the boards")
+            return
         self.state.extra["java"] = {}
         done = self._each(lambda node: self._deploy_one(node, local))
         self._raise_first(done, "Deploying")
@@ -229,7 +249,7 @@ class SshBackend(Backend):
         changed = []
         java = pick_java(conn.shell(_FIND_JAVA, []).stdout)
         if java is None:
-            installed = conn.shell(_INSTALL_JAVA, [JAVA_PACKAGE], timeout_s=1800)
+            installed = conn.shell(_INSTALL_PACKAGES, [JAVA_PACKAGE], timeout_s=1800)
             java = pick_java(conn.shell(_FIND_JAVA, []).stdout)
             if java is None:
                 raise SbclabError(f"no Java 11 or 17, and installing {JAVA_PACKAGE} did not give one "
@@ -321,6 +341,28 @@ class SshBackend(Backend):
             if _not_found(err):
                 return None
             raise
+
+    def remove_tree(self, node: NodeSpec, path: Path) -> None:
+        self.connection(node).run(["rm", "-rf", "--", str(path)], timeout_s=600)
+
+    def ensure_programs(self, packages_by_program: dict[str, str]) -> None:
+        """Each program on every board, installed with apt-get (root or sudo -n) where it is missing."""
+        programs = sorted(packages_by_program)
+
+        def one(node):
+            conn = self.connection(node)
+            missing = [p for p in programs if conn.run(["sh", "-c", 'command -v "$1"', "sh", p]).status != 0]
+            if not missing:
+                return []
+            packages = sorted({packages_by_program[p] for p in missing})
+            installed = conn.shell(_INSTALL_PACKAGES, packages, timeout_s=1800)
+            still = [p for p in missing if conn.run(["sh", "-c", 'command -v "$1"', "sh", p]).status != 0]
+            if still:
+                raise SbclabError(f"{', '.join(still)} missing, and installing {' '.join(packages)} did not bring them "
+                                  f"({(installed.stdout or installed.stderr).strip()[-300:] or 'no output'}).",
+                                  f"Install them on {node.name} (sudo apt-get install {' '.join(packages)}), then run again.")
+            return packages
+        self._raise_first(self._each(one), "Installing the benchmark programs")
 
     def remove(self, node: NodeSpec, path: Path) -> None:
         try:
@@ -427,7 +469,15 @@ class SshBackend(Backend):
                           "Run them on an emulated cluster.")
 
     def on_node(self, node, argv):
-        raise SbclabError("This command runs on emulated or local nodes only.", "Run it without --inventory.")
+        """A local command that runs argv on the board over SSH (node_shell.py), as `ssh board argv`
+        would: the words joined by spaces for the board's shell, its exit status passed back, and
+        the remote command stopped when the local one ends."""
+        return ["env", f"SBCLAB_CLUSTER={self.spec.name}", sys.executable, "-m", "sbclab.cluster.node_shell",
+                node.name, *argv], None
+
+    def run_tied(self, node: NodeSpec, command: str, out, err) -> int:
+        """A shell command on the board, stopped with its children if this process goes (TIED)."""
+        return self.connection(node).attached(["sh", "-c", TIED, "sh", command], out, err)
 
     def sync_disks(self) -> None:
         """Nothing here: each board syncs in its sampler's mark (monitor/board_sampler.py), one round
