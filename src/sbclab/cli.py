@@ -368,7 +368,7 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
     store = ResultsStore(results)
     runs = []
     if boards is not None:
-        suite.preflight_boards(spec, boards, None, None, _say)
+        suite.preflight_boards(spec, boards, None, None, _say, hadoop=False)
     with suite.nodes_for(spec, _say, boards=boards) as cluster:
         if boards is not None:
             _say(f"checking {', '.join(programs)} on the boards")

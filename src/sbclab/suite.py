@@ -84,14 +84,15 @@ def nodes_for(spec: ClusterSpec, progress=lambda message: None, boards: dict | N
         yield lifecycle.Cluster(backend.state, Stack(backend, distribution.installed(check=False)))
 
 
-def preflight_boards(spec: ClusterSpec, boards: dict, workload: str, size_bytes: int, progress) -> None:
+def preflight_boards(spec: ClusterSpec, boards: dict, workload: str | None, size_bytes: int | None, progress,
+                     hadoop: bool = True) -> None:
     """doctor before every suite on real boards: an hour-long suite must not fail on a full disk."""
     from .cluster import doctor
     from .cluster.inventory import Inventory
     progress("preflight of the boards (sbclab doctor)")
     doctor.preflight(Inventory.model_validate(boards["inventory"]), workload, size_bytes, spec.preset,
                      Path(boards["known_hosts"]), boards.get("accept_new_host_keys", False),
-                     deploying=spec.name not in ClusterState.names(), say=progress)
+                     deploying=spec.name not in ClusterState.names(), say=progress, hadoop=hadoop)
 
 
 def _before_each_run(ctx: RunContext) -> None:

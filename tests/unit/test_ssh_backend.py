@@ -70,3 +70,51 @@ def test_a_boards_cpu_use_is_everything_but_idle_and_iowait():
     after = "cpu  250 0 150 850 150 0 0 0 0 0"  # 200 busy, 200 idle or waiting
     assert cpu_busy_percent(before, after) == 50.0
     assert cpu_busy_percent(before, before) == 0.0
+
+
+def _alive_marked(mark: str) -> list[int]:
+    import psutil
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if mark in " ".join(p.info["cmdline"] or [])]
+
+
+def test_a_tied_command_goes_with_its_connection_even_when_it_ignores_term():
+    """What sshd does when a connection drops, played by a pipe: the command's stdin closes, and its
+    whole session goes, a child that ignores SIGTERM included (as an idle iperf3 server does)."""
+    import os
+    import subprocess
+    import time
+
+    from sbclab.cluster.backends.ssh import TIED
+    mark = f"sbclab-tied-{os.getpid()}"
+    command = f"sh -c 'trap \"\" TERM; exec sleep 30' {mark} & sleep 30"
+    r, w = os.pipe()
+    proc = subprocess.Popen(["sh", "-c", TIED, "sh", command.replace("sleep 30' ", f"sleep 30 # {mark}' ")], stdin=r)
+    os.close(r)
+    try:
+        deadline = time.monotonic() + 5
+        while len(_alive_marked(mark)) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _alive_marked(mark), "the command started"
+        os.close(w)  # the connection went
+        assert proc.wait(timeout=10) != 0
+        deadline = time.monotonic() + 5
+        while _alive_marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive_marked(mark), "nothing of the command's session is left"
+    finally:
+        for pid in _alive_marked(mark):
+            os.kill(pid, 9)
+
+
+def test_a_tied_command_that_ends_gives_its_output_and_status():
+    import os
+    import subprocess
+
+    from sbclab.cluster.backends.ssh import TIED
+    r, w = os.pipe()
+    try:
+        done = subprocess.run(["sh", "-c", TIED, "sh", "echo hi; exit 7"], stdin=r, capture_output=True, timeout=10)
+    finally:
+        os.close(r)
+        os.close(w)
+    assert (done.stdout, done.returncode) == (b"hi\n", 7)

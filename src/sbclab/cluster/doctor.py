@@ -305,13 +305,17 @@ def as_dicts(findings: list[Finding]) -> list[dict]:
 
 def preflight(inventory: Inventory, workload: str | None, size_bytes: int | None, preset: str = "stock",
               known_hosts=remote.DEFAULT_KNOWN_HOSTS, accept_new: bool = False, deploying: bool = False,
-              say=lambda message: None) -> list[Finding]:
+              say=lambda message: None, hadoop: bool = True) -> list[Finding]:
     """doctor before a deploy or a suite: its warnings said, its blockers refused with their fixes.
 
-    deploying: a missing Java is no blocker, since deploying installs one."""
+    deploying: a missing Java is no blocker, since deploying installs one. Without hadoop (node
+    benchmarks), what only Hadoop needs (Java, host names) blocks nothing."""
     findings = examine(inventory, need_per_node(workload, size_bytes, len(inventory.workers), preset),
                        known_hosts, accept_new)
-    blocking = [f for f in blockers(findings) if not (deploying and f.check == "java")]
+    excused = {"java"} if deploying else set()
+    if not hadoop:
+        excused |= {"java", "hostname", "worker names"}
+    blocking = [f for f in blockers(findings) if f.check not in excused]
     for f in findings:
         if f.severity == "warning":
             say(f"warning: {f.node}: {f.check}: {f.finding}" + (f" ({f.fix})" if f.fix else ""))

@@ -58,7 +58,7 @@ cat "/proc/$pid/stat" /proc/uptime 2>/dev/null && getconf CLK_TCK
 kill -TERM "$pid" 2>/dev/null
 i=0
 while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-kill -KILL -- "-$pid" 2>/dev/null
+kill -KILL "-$pid" 2>/dev/null
 rm -f "$pidfile"
 '''
 

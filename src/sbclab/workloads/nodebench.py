@@ -36,10 +36,11 @@ def measured_run(ctx: RunContext, workload: str, node: NodeSpec, parameters: dic
     run_id = new_id("node", workload)
     log = ctx.job_log(run_id, workload)
     log.parent.mkdir(parents=True, exist_ok=True)
-    started = datetime.now(timezone.utc)
-    clock = time.monotonic()
     status, result, checks = 0, {}, []
     with ctx.recording(run_id) as recorded:
+        # Inside the recording: the run's window must start after the samplers' first samples.
+        started = datetime.now(timezone.utc)
+        clock = time.monotonic()
         if ctx.stack.recording is not None:
             ctx.stack.recording.command_started(workload)
         try:

@@ -68,7 +68,7 @@ _IN_SESSION = 'echo $$ > "$0"; cd "$1" || exit 111; shift; exec "$@"'
 _STOP_SESSION = r'''
 for f in "$@"; do
   p=$(cat "$f" 2>/dev/null) || continue
-  kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true
+  kill -TERM "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true
 done
 for i in 1 2 3 4 5 6 7 8 9 10; do
   alive=""
@@ -78,7 +78,7 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 for f in "$@"; do
   p=$(cat "$f" 2>/dev/null) || continue
-  kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
+  kill -KILL "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
   rm -f "$f"
 done
 '''
@@ -86,14 +86,22 @@ done
 
 # A command (one shell string, as ssh runs one) in a session of its own, tied to the SSH connection
 # that started it: when the connection goes — the local side exited or was killed, even by SIGKILL —
-# sshd closes the command's standard input, and the watcher stops the whole session.
+# sshd closes the command's standard input, and the watcher stops the command's session; once the
+# command's own process is gone, whatever it left in its session is killed (an idle iperf3 server
+# outlives TERM). A group is killed as `kill -SIG -PGID`: dash, the /bin/sh of Debian and Raspberry
+# Pi OS, takes no `--` in kill. The watcher
+# reads a copy of stdin (fd 3): a background list in a non-interactive shell gets /dev/null as its
+# stdin unless it is redirected explicitly.
 TIED = r'''
-setsid sh -c "$1" < /dev/null &
+exec 3<&0
+setsid sh -c "$1" < /dev/null 3<&- &
 child=$!
-( cat > /dev/null; kill -TERM -- "-$child" 2>/dev/null ) &
+( cat <&3 > /dev/null 2>&1; kill -TERM "-$child" 2>/dev/null || kill -TERM "$child" 2>/dev/null ) &
 watcher=$!
+exec 3<&-
 wait $child
 status=$?
+kill -KILL "-$child" 2>/dev/null
 kill $watcher 2>/dev/null
 exit $status
 '''
