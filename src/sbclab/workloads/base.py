@@ -53,7 +53,9 @@ class RunContext:
         if not self.monitor.enabled or self.stack.recording is not None:
             yield holder
             return
-        recorder = Recorder(self.cluster, run_id, self.monitor, datanode_counters=self.stack.datanode_counters)
+        # Bare nodes (node benchmarks) have no DataNodes to ask.
+        counters = self.stack.datanode_counters if self.cluster.state.phase == "up" else None
+        recorder = Recorder(self.cluster, run_id, self.monitor, datanode_counters=counters)
         try:
             recorder.start()
             self.stack.recording = recorder
