@@ -146,6 +146,25 @@ def test_doctor_reaches_every_board_and_finds_the_loopback_hostname(boards, tmp_
     assert _by(findings, "cluster", "clocks")[0].severity == "ok"
 
 
+def test_doctor_finds_a_board_that_cannot_resolve_a_workers_name(boards, tmp_path):
+    """worker1's NodeManager registers as 'worker1'; a master whose /etc/hosts lacks it is a blocker."""
+    cluster, folder, _, _ = boards
+    inv = _inventory_file(boards, tmp_path / "hosts.yml")
+    master_hosts = folder / "master" / "hosts"
+    original = master_hosts.read_text()
+    try:
+        with open(master_hosts, "w") as f:  # in place: the board's bind mount sees the same file
+            f.write("".join(line for line in original.splitlines(keepends=True) if not line.endswith(" worker1\n")))
+        findings = doctor.examine(inv, 0, _known_hosts(boards, tmp_path / "kh"))
+    finally:
+        with open(master_hosts, "w") as f:
+            f.write(original)
+    names = _by(findings, "master", "worker names")[0]
+    assert names.severity == "blocker" and "'worker1' (worker1) resolves to nothing" in names.finding, names
+    assert f"'{cluster.spec.node('worker1').address} worker1'" in names.fix
+    assert _by(findings, "worker2", "worker names")[0].severity == "ok"
+
+
 def test_doctor_finds_a_data_directory_too_small_for_the_experiment(boards, tmp_path):
     """TeraSort at 1 GB on two workers wants 3.5 GB per worker; the nodes' disks hold 2 GiB. The command
     says so and exits non-zero."""
