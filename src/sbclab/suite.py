@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cluster import lifecycle
+from .cluster import hygiene, lifecycle
 from .cluster.spec import ClusterSpec
 from .cluster.state import ClusterState
 from .errors import SbclabError
@@ -96,11 +96,10 @@ def preflight_boards(spec: ClusterSpec, boards: dict, workload: str | None, size
 
 
 def _before_each_run(ctx: RunContext) -> None:
-    """The fstrim knob: each node's filesystem trimmed before every run, said in the run's notes."""
-    if "fstrim" in ctx.cluster.spec.knobs:
-        trimmed = ctx.cluster.backend.fstrim()
-        ctx.notes = [f"before the run: trimmed {', '.join(trimmed) or 'no node (none has a filesystem of its own here)'} "
-                     "(knob fstrim)"]
+    """What the seeds did before every run: the page cache dropped and the nodes idle; with the
+    fstrim knob, each node's filesystem trimmed too. Said in the run's notes."""
+    reset = hygiene.between_runs(ctx.cluster, drop=True, trim="fstrim" in ctx.cluster.spec.knobs)
+    ctx.notes = [*reset.notes, reset.summary()]
 
 
 def with_inventory_power(monitor: MonitorSettings, boards: dict) -> MonitorSettings:

@@ -19,6 +19,10 @@ class Reset:
     idle_after_s: float | None = None
     notes: list[str] = field(default_factory=list)
 
+    def summary(self) -> str:
+        return (f"before the run: caches dropped {self.dropped_caches}, trimmed {', '.join(self.trimmed) or 'none'}, "
+                f"idle after {self.idle_after_s} s")
+
     def as_dict(self) -> dict:
         return {"dropped_caches": self.dropped_caches, "trimmed": self.trimmed, "idle_after_s": self.idle_after_s}
 

@@ -112,9 +112,7 @@ def run_cell(ctx: RunContext, cell: Cell, experiment: Experiment) -> RunRecord:
                                  idle_timeout_s=experiment.between_runs.idle_timeout_s)
     ctx.cell = cell.as_record()
     base_notes = list(ctx.notes)
-    ctx.notes = [*base_notes, *reset.notes,
-                 f"before the run: caches dropped {reset.dropped_caches}, trimmed {', '.join(reset.trimmed) or 'none'}, "
-                 f"idle after {reset.idle_after_s} s"]
+    ctx.notes = [*base_notes, *reset.notes, reset.summary()]
     started, start = datetime.now(timezone.utc), time.monotonic()
     try:
         return workload.run(ctx, cell.engine, workload.parameters(cell.size_bytes, cell.parameters), cell.repetition)
