@@ -119,7 +119,7 @@ class BoardSampler:
             self.entry = None
             raise SbclabError(f"The sampler did not start on {self.node.name}: "
                               f"{(started.stdout + started.stderr).strip()[-300:] or f'exit {started.status}'}.",
-                              f"It needs python3 on the board (sudo apt-get install python3), or run with --no-sampling.")
+                              "It needs python3 on the board (sudo apt-get install python3), or run with --no-sampling.")
         self.pid, self.died = int(last[0]), False
 
     def starting(self) -> bool:
