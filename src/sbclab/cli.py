@@ -183,7 +183,7 @@ def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size
         from .cluster import doctor
         from .cluster.state import ClusterState
         doctor.preflight(inventory.load(inventory_file), None, None, preset, Path(boards["known_hosts"]),
-                         accept_new_host_keys, deploying=True, say=_say)
+                         accept_new_host_keys, deploying=True, say=_say, tunnels=spec.web_uis == "loopback")
         if name in ClusterState.names():
             lifecycle.still_up(name, spec, boards, progress=_say)
             _print_status(lifecycle.status(lifecycle.attach(name)))

@@ -92,7 +92,8 @@ def preflight_boards(spec: ClusterSpec, boards: dict, workload: str | None, size
     progress("preflight of the boards (sbclab doctor)")
     doctor.preflight(Inventory.model_validate(boards["inventory"]), workload, size_bytes, spec.preset,
                      Path(boards["known_hosts"]), boards.get("accept_new_host_keys", False),
-                     deploying=spec.name not in ClusterState.names(), say=progress, hadoop=hadoop)
+                     deploying=spec.name not in ClusterState.names(), say=progress, hadoop=hadoop,
+                     tunnels=spec.web_uis == "loopback")
 
 
 def _before_each_run(ctx: RunContext) -> None:

@@ -106,3 +106,13 @@ def test_every_board_must_resolve_the_names_workers_register_under():
 def test_a_worker_without_a_name_for_its_address_registers_by_address_and_needs_nothing():
     inv = _names_inventory()
     assert doctor.worker_names(inv, {"pi1": {"name_of_address": ""}, "pi2": {}}) == {}
+
+
+def test_no_port_forwarding_blocks_web_uis_on_loopback_and_no_python3_is_warned():
+    facts = PI5_FACTS + "python3=\nforwarding=ChannelException(1, 'Administratively prohibited')\n"
+    found = _findings(facts)
+    assert found["ssh forwarding"].severity == "blocker" and "--expose-web-uis" in found["ssh forwarding"].fix
+    assert "Administratively prohibited" in found["ssh forwarding"].finding
+    assert found["python3"].severity == "warning" and "--no-sampling" in found["python3"].fix
+    healthy = _findings(PI5_FACTS + "python3=/usr/bin/python3\nforwarding=yes\n")
+    assert healthy["ssh forwarding"].severity == "ok" and "python3" not in healthy

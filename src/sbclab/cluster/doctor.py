@@ -41,6 +41,7 @@ echo "hostname=$(hostname)"
 echo "resolves=$(getent hosts "$(hostname)" | awk '{print $1; exit}')"
 echo "name_of_address=$(getent hosts "$2" | awk '{print $2; exit}')"
 if command -v java >/dev/null 2>&1; then echo "java=$(java -version 2>&1 | head -n 1)"; else echo "java="; fi
+echo "python3=$(command -v python3)"
 awk '/^MemTotal:/{print "mem_total_kb=" $2} /^MemAvailable:/{print "mem_available_kb=" $2}' /proc/meminfo
 probe="$dir"
 while [ ! -d "$probe" ] && [ "$probe" != "/" ]; do probe=$(dirname "$probe"); done
@@ -115,6 +116,17 @@ def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
     else:
         add("java", "blocker", "no java on the PATH",
             "Run 'sbclab cluster up --inventory ...', which installs a Java 17 runtime, or apt-get install openjdk-17-jre-headless.")
+
+    if "python3" in facts and not facts["python3"]:
+        add("python3", "warning", "no python3: the per-node sampler cannot run on this board",
+            "apt-get install python3 (Raspberry Pi OS has it), or run with --no-sampling.")
+    forwarding = facts.get("forwarding")
+    if forwarding and forwarding != "yes":
+        add("ssh forwarding", "blocker", f"sshd refuses port forwarding ({forwarding}); sbclab reads the web UIs, "
+            "which listen on the board's loopback, through it",
+            "Allow it in the board's /etc/ssh/sshd_config (AllowTcpForwarding local), or deploy with --expose-web-uis.")
+    elif forwarding:
+        add("ssh forwarding", "ok", "sshd forwards ports")
 
     resolves = facts.get("resolves", "")
     if resolves.startswith("127.") or resolves == "::1":
@@ -253,6 +265,17 @@ def need_per_node(workload: str | None, size_bytes: int | None, workers: int, pr
     return bytes_needed(workload, size_bytes, workers, preset) // workers
 
 
+def _forwarding(conn: remote.Connection) -> str:
+    """'yes' when the board's sshd opens a forwarded channel (to its own SSH port), else why not."""
+    try:
+        channel = conn.client.get_transport().open_channel(
+            "direct-tcpip", (conn.host.address, conn.host.port), ("127.0.0.1", 0), timeout=10)
+    except Exception as err:  # noqa: BLE001 - paramiko raises several kinds; each is the answer
+        return str(err) or type(err).__name__
+    channel.close()
+    return "yes"
+
+
 def examine(inventory: Inventory, need_bytes: int = 0, known_hosts=remote.DEFAULT_KNOWN_HOSTS,
             accept_new: bool = False) -> list[Finding]:
     """Every board's findings, unreachable boards as blockers, then the names and clocks across boards."""
@@ -261,6 +284,7 @@ def examine(inventory: Inventory, need_bytes: int = 0, known_hosts=remote.DEFAUL
         outcome = conn.shell(FACTS_SCRIPT, [conn.host.data_dir, conn.host.address])
         after = time.time()
         facts = parse_facts(outcome.stdout)
+        facts["forwarding"] = _forwarding(conn)
         clock = _number(facts, "clock")
         return facts, (clock - (before + after) / 2) if clock is not None else None
 
@@ -305,16 +329,19 @@ def as_dicts(findings: list[Finding]) -> list[dict]:
 
 def preflight(inventory: Inventory, workload: str | None, size_bytes: int | None, preset: str = "stock",
               known_hosts=remote.DEFAULT_KNOWN_HOSTS, accept_new: bool = False, deploying: bool = False,
-              say=lambda message: None, hadoop: bool = True) -> list[Finding]:
+              say=lambda message: None, hadoop: bool = True, tunnels: bool = True) -> list[Finding]:
     """doctor before a deploy or a suite: its warnings said, its blockers refused with their fixes.
 
     deploying: a missing Java is no blocker, since deploying installs one. Without hadoop (node
-    benchmarks), what only Hadoop needs (Java, host names) blocks nothing."""
+    benchmarks), what only Hadoop needs (Java, host names, forwarding) blocks nothing; without tunnels
+    (web UIs exposed on the boards' addresses), neither does sshd's refusal to forward ports."""
     findings = examine(inventory, need_per_node(workload, size_bytes, len(inventory.workers), preset),
                        known_hosts, accept_new)
     excused = {"java"} if deploying else set()
     if not hadoop:
-        excused |= {"java", "hostname", "worker names"}
+        excused |= {"java", "hostname", "worker names", "ssh forwarding"}
+    if not tunnels:
+        excused.add("ssh forwarding")
     blocking = [f for f in blockers(findings) if f.check not in excused]
     for f in findings:
         if f.severity == "warning":
