@@ -494,9 +494,17 @@ def _csv(value):
               help="Results directory; cells already stored there and valid are skipped.")
 @click.option("--dry-run", is_flag=True, help="Check the experiment and print its cells without running anything.")
 @click.option("--list", "list_workloads", is_flag=True, help="List the workloads and their parameters.")
+@click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Run on the boards of this YAML inventory over SSH: a cell with N workers uses the master and "
+                   "the first N workers; board and storage come from the inventory.")
+@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
+@click.option("--accept-new-host-keys", is_flag=True, help="Record the key of a board never seen before.")
+@click.option("--dist-dir", default=None, help="Where Hadoop and Spark live on every board (see 'cluster up --help').")
 @monitor_options
 def bench_command(experiment_file, workloads, engines, workers_, sizes, storage, presets, board, repetitions, name,
-                  backend, results, dry_run, list_workloads, sample_hz, no_sampling, idle_baseline, power_file):
+                  backend, results, dry_run, list_workloads, inventory_file, known_hosts, accept_new_host_keys, dist_dir,
+                  sample_hz, no_sampling, idle_baseline, power_file):
     """Run an experiment: engines x workloads x workers x sizes x storage x presets x repetitions."""
     from .experiments import display as progress_display, model, runner
     from .workloads import WORKLOADS
@@ -517,13 +525,23 @@ def bench_command(experiment_file, workloads, engines, workers_, sizes, storage,
     raw.update({k: v for k, v in given.items() if v is not None})
     cluster = dict(raw.get("cluster") or {})
     cluster.update({k: v for k, v in {"board": board, "name": name, "backend": backend}.items() if v is not None})
+    boards = None
+    if inventory_file is not None:
+        hosts = inventory.load(inventory_file)
+        first = cluster_spec.from_inventory(hosts.first_workers(1))
+        cluster.setdefault("board", first.board)
+        raw.setdefault("storage", [first.storage])
+        cluster["backend"] = "ssh"
+        boards = lifecycle.boards_settings(hosts, known_hosts, accept_new_host_keys, dist_dir)
     raw["cluster"] = cluster
-    raw["monitor"] = _monitor_settings(raw.get("monitor"), sample_hz, no_sampling, idle_baseline,
-                                       power_file).model_dump(exclude_defaults=True)
+    monitor = _monitor_settings(raw.get("monitor"), sample_hz, no_sampling, idle_baseline, power_file)
+    if boards is not None:
+        monitor = suite.with_inventory_power(monitor, boards)
+    raw["monitor"] = monitor.model_dump(exclude_defaults=True)
     if "workloads" not in raw:
         raise SbclabError("No workloads given.", "Give an experiment file or --workloads (see 'sbclab bench --list').")
     experiment = model.parse(raw, str(experiment_file or "the command line"))
-    found = runner.prepare(experiment, results, say=_say)
+    found = runner.prepare(experiment, results, say=_say, boards=boards)
     if dry_run:
         table = Table(title=f"{experiment.name}: {len(found.cells)} cells, {len(found.todo)} to run", title_justify="left")
         for col in ("cell", "key", "state"):

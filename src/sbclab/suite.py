@@ -40,9 +40,10 @@ def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
 
 
 @contextmanager
-def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180, boards: dict | None = None):
+def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180, boards: dict | None = None,
+                purge: bool = False):
     """The running cluster if it matches the spec, else a new one that is removed on exit (on real
-    boards: its daemons stopped, its data kept)."""
+    boards: its daemons stopped, its data kept unless purge)."""
     if spec.name in ClusterState.names():
         cluster = lifecycle.attach(spec.name)
         if not _same_shape(cluster.spec, spec):
@@ -65,7 +66,7 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
             yield cluster
     finally:
         progress(f"tearing down '{spec.name}'")
-        leftovers = lifecycle.down(spec.name, force=True)
+        leftovers = lifecycle.down(spec.name, force=True, purge=purge)
         if leftovers:
             raise SbclabError(f"Could not remove: {', '.join(leftovers)}.",
                               f"Run 'sbclab cluster down --force --name {spec.name}' and check 'ip netns', 'losetup -a'.")
@@ -85,15 +86,18 @@ def nodes_for(spec: ClusterSpec, progress=lambda message: None, boards: dict | N
 
 
 def preflight_boards(spec: ClusterSpec, boards: dict, workload: str | None, size_bytes: int | None, progress,
-                     hadoop: bool = True) -> None:
+                     hadoop: bool = True, need_bytes: int | None = None) -> None:
     """doctor before every suite on real boards: an hour-long suite must not fail on a full disk."""
     from .cluster import doctor
     from .cluster.inventory import Inventory
     progress("preflight of the boards (sbclab doctor)")
-    doctor.preflight(Inventory.model_validate(boards["inventory"]), workload, size_bytes, spec.preset,
+    inventory = Inventory.model_validate(boards["inventory"])
+    # Only the boards this cluster uses (a cell may run on the first workers of the inventory).
+    inventory = inventory.model_copy(update={"hosts": tuple(inventory.host(n.name) for n in spec.nodes)})
+    doctor.preflight(inventory, workload, size_bytes, spec.preset,
                      Path(boards["known_hosts"]), boards.get("accept_new_host_keys", False),
                      deploying=spec.name not in ClusterState.names(), say=progress, hadoop=hadoop,
-                     tunnels=spec.web_uis == "loopback")
+                     tunnels=spec.web_uis == "loopback", need_bytes=need_bytes)
 
 
 def _before_each_run(ctx: RunContext) -> None:

@@ -389,3 +389,41 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
         "no benchmark or sampler left running"
     servers = [p for p in psutil.process_iter(["cmdline"]) if (p.info["cmdline"] or [""])[0].endswith("iperf3")]
     assert not servers, "the iperf3 server stopped with its SSH connection"
+
+
+def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_path):
+    """`bench --inventory`: a 1-worker cell on the master and worker1, a 2-worker cell on all three,
+    each from an empty HDFS; the airline input is generated here and streamed to the boards."""
+    cluster, folder, _, _ = boards
+    _inventory_file(boards, tmp_path / "hosts.yml")
+    known = _known_hosts(boards, tmp_path / "kh")
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    local = distribution.installed()
+    for home in (local.hadoop_home, local.spark_home):
+        (dist / home.name).symlink_to(home)
+    experiment = tmp_path / "boards.yaml"
+    experiment.write_text("name: boards\ncluster: {name: bboards}\nengines: [hadoop]\nworkloads: [wordcount]\n"
+                          "workers: [1, 2]\nsizes: [1MB]\nrepetitions: 1\nmonitor: {idle_baseline_s: 0}\n")
+    results = tmp_path / "results"
+    loopback_hosts = folder / LOOPBACK_NODE / "hosts"
+    original = loopback_hosts.read_text()
+    try:
+        with open(loopback_hosts, "w") as f:
+            f.write(original.replace("127.0.1.1", cluster.spec.node(LOOPBACK_NODE).address))
+        done = CliRunner().invoke(cli.main_group, [
+            "bench", str(experiment), "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known),
+            "--dist-dir", str(dist), "--results", str(results)])
+    finally:
+        with open(loopback_hosts, "w") as f:
+            f.write(original)
+    runs = [r for r in ResultsStore(results).runs() if r.cell]
+    assert done.exit_code == 0, (done.output[-3000:], done.exception, [(r.workload, r.validity) for r in runs])
+    assert sorted((r.cell["workers"], len(r.cluster.nodes), r.cluster.backend) for r in runs) == [(1, 2, "ssh"), (2, 3, "ssh")]
+    assert all(r.valid for r in runs), [r.validity for r in runs]
+    assert all(r.measurements and r.measurements.nodes for r in runs)
+    assert "bboards" not in ClusterState.names()
+    for node in cluster.spec.nodes:
+        root = cluster.backend.node_disk(node) / "sbclab" / "sbclab" / "bboards"
+        assert not root.exists(), f"each shape's HDFS and logs were purged from {node.name}"
+    assert not reaper.mentioning("/sbclab/bboards/")

@@ -93,3 +93,19 @@ def test_a_firmware_knob_given_to_a_cluster_says_where_it_goes(command):
 def test_web_uis_are_exposed_only_on_boards():
     done = sbclab("run", "--expose-web-uis", "--backend", "processes")
     assert done.returncode != 0 and "--inventory" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_experiment_on_boards_takes_its_shapes_from_the_inventory():
+    from pathlib import Path
+    example = str(Path(__file__).parents[2] / "examples" / "inventory.yml")
+    done = CliRunner().invoke(main_group, ["bench", "--workloads", "wordcount", "--engines", "hadoop", "--workers", "1,2",
+                                           "--sizes", "1MB", "--repetitions", "1", "--inventory", example, "--dry-run",
+                                           "--results", "/nonexistent-sbclab-results"])
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert "1w rpi5b/nvme-p31-gen3" in done.output and "2w rpi5b/nvme-p31-gen3" in done.output
+    too_many = CliRunner().invoke(main_group, ["bench", "--workloads", "wordcount", "--workers", "3", "--sizes", "1MB",
+                                               "--inventory", example, "--dry-run"])
+    assert too_many.exit_code != 0 and "has 2 worker(s); 3 were asked for" in str(too_many.exception)
+    other = CliRunner().invoke(main_group, ["bench", "--workloads", "wordcount", "--workers", "1", "--sizes", "1MB",
+                                            "--storage", "microsd", "--inventory", example, "--dry-run"])
+    assert other.exit_code != 0 and "the inventory's workers are rpi5b/nvme-p31-gen3" in str(other.exception)

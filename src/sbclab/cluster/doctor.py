@@ -329,14 +329,16 @@ def as_dicts(findings: list[Finding]) -> list[dict]:
 
 def preflight(inventory: Inventory, workload: str | None, size_bytes: int | None, preset: str = "stock",
               known_hosts=remote.DEFAULT_KNOWN_HOSTS, accept_new: bool = False, deploying: bool = False,
-              say=lambda message: None, hadoop: bool = True, tunnels: bool = True) -> list[Finding]:
+              say=lambda message: None, hadoop: bool = True, tunnels: bool = True,
+              need_bytes: int | None = None) -> list[Finding]:
     """doctor before a deploy or a suite: its warnings said, its blockers refused with their fixes.
 
     deploying: a missing Java is no blocker, since deploying installs one. Without hadoop (node
     benchmarks), what only Hadoop needs (Java, host names, forwarding) blocks nothing; without tunnels
-    (web UIs exposed on the boards' addresses), neither does sshd's refusal to forward ports."""
-    findings = examine(inventory, need_per_node(workload, size_bytes, len(inventory.workers), preset),
-                       known_hosts, accept_new)
+    (web UIs exposed on the boards' addresses), neither does sshd's refusal to forward ports.
+    need_bytes: each worker's disk need, when the caller knows it (an experiment's largest cell)."""
+    need = need_per_node(workload, size_bytes, len(inventory.workers), preset) if need_bytes is None else need_bytes
+    findings = examine(inventory, need, known_hosts, accept_new)
     excused = {"java"} if deploying else set()
     if not hadoop:
         excused |= {"java", "hostname", "worker names", "ssh forwarding"}

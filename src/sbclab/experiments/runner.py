@@ -20,7 +20,7 @@ from ..monitor import idle
 from ..results.schema import Check, RunRecord
 from ..results.store import ResultsStore
 from ..stack.clients import JobOutcome
-from ..suite import cluster_for
+from ..suite import cluster_for, preflight_boards
 from ..units import format_size
 from ..workloads.base import RunContext, new_id
 from . import concurrent as mix
@@ -33,22 +33,30 @@ class Plan:
     cells: list[Cell]
     done: set[str]
     specs: dict[tuple[str, str, int], ClusterSpec] = field(default_factory=dict)
+    boards: dict | None = None  # how to reach real boards (lifecycle.boards_settings), when on an inventory
 
     @property
     def todo(self) -> list[Cell]:
         return [c for c in self.cells if c.key not in self.done]
 
 
-def completed_keys(store: ResultsStore) -> set[str]:
+def completed_keys(store: ResultsStore, on_boards: bool = False) -> set[str]:
+    """Cells stored valid, on real boards or on emulated and local nodes as asked: the same cell
+    measured on the other kind of cluster is not done."""
     if not store.runs_dir.exists():
         return set()
-    return {run.cell["key"] for run in store.runs() if run.cell and run.valid}
+    return {run.cell["key"] for run in store.runs()
+            if run.cell and run.valid and (run.cluster.backend == "ssh") == on_boards}
 
 
-def prepare(experiment: Experiment, results: Path, say=lambda message: None) -> Plan:
-    """Every cluster shape checked against this host before anything starts; an impossible cell is named."""
+def prepare(experiment: Experiment, results: Path, say=lambda message: None, boards: dict | None = None) -> Plan:
+    """Every cluster shape checked against this host (or the inventory's boards) before anything
+    starts; an impossible cell is named."""
     matrix = cells(experiment)
-    found = Plan(experiment, matrix, completed_keys(ResultsStore(results)))
+    found = Plan(experiment, matrix, completed_keys(ResultsStore(results), on_boards=boards is not None), boards=boards)
+    if boards is not None:
+        _board_specs(found)
+        return found
     settings = experiment.cluster
     for cell in matrix:
         if cell.shape in found.specs:
@@ -72,6 +80,30 @@ def prepare(experiment: Experiment, results: Path, say=lambda message: None) -> 
         experiment.monitor.check_nodes([n.name for n in spec.nodes])
         found.specs[cell.shape] = spec
     return found
+
+
+def _board_specs(found: Plan) -> None:
+    """A cell with N workers runs on the inventory's master and first N workers, whose profiles
+    must be the cell's."""
+    from ..cluster import spec as cluster_spec
+    from ..cluster.inventory import Inventory
+    from ..profiles import resolve_storage
+    inventory = Inventory.model_validate(found.boards["inventory"])
+    found.experiment.monitor.check_nodes([h.name for h in inventory.hosts])
+    for cell in found.cells:
+        if cell.shape in found.specs:
+            continue
+        try:
+            spec = cluster_spec.from_inventory(inventory.first_workers(cell.workers), name=found.experiment.cluster.name,
+                                               preset=cell.preset)
+        except SbclabError as err:
+            raise SbclabError(f"The experiment cannot run cell {cell.label()}: {err.message}", err.hint) from err
+        if (cell.board, resolve_storage(cell.storage)) != (spec.board, spec.storage):
+            raise SbclabError(f"Cell {cell.label()} asks for {cell.board}/{cell.storage}; the inventory's workers are "
+                              f"{spec.board}/{spec.storage}.",
+                              "Leave board and storage out of the experiment (they come from the inventory), "
+                              "or give the inventory's.")
+        found.specs[cell.shape] = spec
 
 
 def _check_host_disk(spec: ClusterSpec) -> None:
@@ -135,7 +167,13 @@ def execute(found: Plan, results: Path, display, command: list[str] | None = Non
     for shape in shapes:
         spec = found.specs[shape]
         group = [c for c in todo if c.shape == shape]
-        with cluster_for(spec, display.say, timeout_s=experiment.cluster.timeout_s) as cluster:
+        if found.boards is not None:
+            need, _ = storage_needed(experiment, spec.workers, spec.preset)
+            preflight_boards(spec, found.boards, None, None, display.say, need_bytes=need // spec.workers)
+        # On boards each shape starts from an empty HDFS: a smaller one after a larger would wait in
+        # safe mode for the blocks of the workers it no longer has.
+        with cluster_for(spec, display.say, timeout_s=experiment.cluster.timeout_s, boards=found.boards,
+                         purge=found.boards is not None) as cluster:
             ctx = RunContext(cluster=cluster, store=store, experiment_id=experiment_id, progress=display.say,
                              command=command or ["sbclab", *sys.argv[1:]], monitor=experiment.monitor)
             ctx.idle_baseline = idle.measure_idle(cluster, experiment.monitor, store, new_id("idle"), display.say)

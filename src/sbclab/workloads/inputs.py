@@ -5,7 +5,6 @@ generating leaves no record and the next run generates it again. A new cluster (
 count, medium or preset) starts without data sets, so its input is always generated on it.
 """
 
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -58,7 +57,7 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
     workers = ctx.cluster.spec.worker_nodes
     ctx.progress(f"generating {size_bytes:,} bytes of airline data into {path} on {len(workers)} workers")
     started = time.monotonic()
-    jobs = []
+    jobs, feeds = [], []
     for part, (worker, part_bytes) in enumerate(zip(workers, _split(size_bytes, len(workers)))):
         generate = [sys.executable, "-m", "sbclab.cli", "data", "generate", "--bytes", str(part_bytes)]
         # Small parts get a small block: rendering rows is the generator's only slow step.
@@ -67,9 +66,11 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
             "--seed", str(seed), "--block-bytes", str(block),
             "--first-variant", str(airline.first_variant(part, part_bytes, block))]
         put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-{part:05d}"])
-        script = f"set -o pipefail; {shlex.join(generate)} | {shlex.join(put)}"
-        jobs.append((worker, ["bash", "-c", script], ctx.stack.env(worker), log, f"generate part {part}"))
-    statuses = ctx.cluster.backend.run_parallel(jobs, timeout_s=24 * 3600)
+        # The generator runs here and feeds the worker's put: on an emulated node both run inside it,
+        # to a board the rows go over its SSH connection (sbclab need not be installed there).
+        jobs.append((worker, put, ctx.stack.env(worker), log, f"generate part {part}"))
+        feeds.append(generate)
+    statuses = ctx.cluster.backend.run_parallel(jobs, timeout_s=24 * 3600, feeds=feeds)
     if any(statuses):
         raise SbclabError(f"Generating the airline data failed on {sum(1 for s in statuses if s)} worker(s).",
                           f"Read {log}.")

@@ -1,6 +1,7 @@
 """What every backend gives the stack: node environments, a way to run commands on a node, and removal."""
 
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -276,14 +277,23 @@ class Backend(ABC):
             finally:
                 self.state.forget(entry)
 
+    @staticmethod
+    def fed(feed: list[str], argv: list[str]) -> list[str]:
+        """argv reading what the local command `feed` writes, as one pipeline that fails if either fails."""
+        return ["bash", "-c", f"set -o pipefail; {shlex.join(feed)} | {shlex.join(argv)}"]
+
     def run_parallel(self, jobs: list[tuple[NodeSpec, list[str], dict[str, str], Path, str]],
-                     timeout_s: float | None = None) -> list[int]:
+                     timeout_s: float | None = None, feeds: list[list[str] | None] | None = None) -> list[int]:
         """Run (node, argv, env, log, label) jobs at once, one per node or more; return their exit statuses.
 
+        feeds: per job, a command of this host's whose output is the job's input (an input generator).
         All are started from this thread (the state file is not written from several threads) and,
         if one wait fails or is interrupted, the others are stopped too."""
         started = []
         outs = []
+        feeds = feeds or [None] * len(jobs)
+        jobs = [(node, self.fed(feed, argv) if feed else argv, env, log, label)
+                for (node, argv, env, log, label), feed in zip(jobs, feeds)]
         try:
             for node, argv, env, log, label in jobs:
                 log.parent.mkdir(parents=True, exist_ok=True)

@@ -407,15 +407,30 @@ class SshBackend(Backend):
         if pidfiles:
             self.connection(node).run(["sh", "-c", _STOP_SESSION, "sh", *pidfiles], timeout_s=60)
 
-    def _run_remote(self, node, argv, env, log: Path, timeout_s, cwd, label, pidfile: Path) -> int:
+    def _run_remote(self, node, argv, env, log: Path, timeout_s, cwd, label, pidfile: Path,
+                    feed: list[str] | None = None) -> int:
+        """argv in a session on the board, its output appended to the local log; with feed, the
+        output of that local command is its input, streamed over the connection."""
         log.parent.mkdir(parents=True, exist_ok=True)
         conn = self.connection(node)
+        producer = None
         try:
             with open(log, "ab") as out:
-                status = conn.stream(self._session(argv, env, cwd, pidfile), out, timeout_s)
+                if feed:
+                    producer = subprocess.Popen(feed, stdout=subprocess.PIPE, stderr=out, stdin=subprocess.DEVNULL)
+                status = conn.stream(self._session(argv, env, cwd, pidfile), out, timeout_s,
+                                     stdin=producer.stdout if producer else None)
+            if producer is not None:
+                producer.stdout.close()
+                if producer.wait() != 0 and status == 0:
+                    status = producer.returncode
         except BaseException:
             self.stop_sessions(node, [str(pidfile)])
             raise
+        finally:
+            if producer is not None and producer.poll() is None:
+                producer.kill()
+                producer.wait()
         if status is None:
             self.stop_sessions(node, [str(pidfile)])
             raise SbclabError(f"'{label}' on {node.name} did not finish within {timeout_s:.0f} s.", f"Read {log}.")
@@ -438,13 +453,14 @@ class SshBackend(Backend):
         finally:
             self.state.forget(entry)
 
-    def run_parallel(self, jobs, timeout_s=None) -> list[int]:
+    def run_parallel(self, jobs, timeout_s=None, feeds=None) -> list[int]:
         entries = [self.record_process(node, label) for node, _argv, _env, _log, label in jobs]
+        feeds = feeds or [None] * len(jobs)
         try:
             with ThreadPoolExecutor(max_workers=min(16, len(jobs))) as pool:
                 futures = [pool.submit(self._run_remote, node, argv, env, log, timeout_s, None, label,
-                                       Path(entry["pidfile"]))
-                           for (node, argv, env, log, label), entry in zip(jobs, entries)]
+                                       Path(entry["pidfile"]), feed)
+                           for (node, argv, env, log, label), entry, feed in zip(jobs, entries, feeds)]
                 try:
                     return [f.result() for f in futures]
                 except BaseException:
