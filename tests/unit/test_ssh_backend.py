@@ -65,11 +65,24 @@ def test_files_of_the_cluster_live_under_its_folder_on_each_board(backend):
     assert not re.search(pattern, f"pgrep -f -- {pattern}"), "the pattern does not match the command that greps for it"
 
 
-def test_a_boards_cpu_use_is_everything_but_idle_and_iowait():
+def test_a_boards_cpu_use_is_everything_but_idle_iowait_and_steal():
     before = "cpu  100 0 100 700 100 0 0 0 0 0"
     after = "cpu  250 0 150 850 150 0 0 0 0 0"  # 200 busy, 200 idle or waiting
     assert cpu_busy_percent(before, after) == 50.0
     assert cpu_busy_percent(before, before) == 0.0
+    stolen = "cpu  250 0 150 850 150 0 0 400 0 0"  # the hypervisor took 400 ticks: not the board's work
+    assert cpu_busy_percent(before, stolen) == 25.0
+
+
+def test_this_hosts_idleness_leaves_out_time_the_hypervisor_stole(monkeypatch):
+    from types import SimpleNamespace
+
+    import psutil
+
+    from sbclab.cluster.backends.base import Backend
+    monkeypatch.setattr(psutil, "cpu_times_percent",
+                        lambda interval: SimpleNamespace(user=5.0, system=3.0, idle=40.0, iowait=2.0, steal=50.0))
+    assert Backend.busy_percent(None, 1.0) == pytest.approx(8.0)
 
 
 def _alive_marked(mark: str) -> list[int]:

@@ -130,8 +130,12 @@ class Backend(ABC):
             return self.popen(node, argv, env, f, cwd=cwd, label=label)
 
     def busy_percent(self, window_s: float) -> float:
-        """The busiest node's CPU use over a window; emulated and local nodes share this host's CPUs."""
-        return psutil.cpu_percent(interval=window_s)
+        """The busiest node's CPU use over a window; emulated and local nodes share this host's CPUs.
+
+        Time stolen by the hypervisor is nobody's work here: on a contended virtual machine it
+        would keep the host from ever looking idle."""
+        times = psutil.cpu_times_percent(interval=window_s)
+        return max(0.0, 100.0 - times.idle - getattr(times, "iowait", 0.0) - getattr(times, "steal", 0.0))
 
     def drop_caches(self) -> bool:
         """Drop the nodes' page caches; emulated nodes share this host's, so once is enough."""

@@ -126,11 +126,12 @@ def _not_found(err: OSError) -> bool:
 
 
 def cpu_busy_percent(before: str, after: str) -> float:
-    """CPU use between two `cpu` lines of /proc/stat: everything but idle and iowait."""
+    """CPU use between two `cpu` lines of /proc/stat: everything but idle, iowait and steal (time a
+    hypervisor took, when the board is a virtual machine)."""
     a, b = ([int(x) for x in line.split()[1:]] for line in (before, after))
-    total = sum(b) - sum(a)
-    idle = (b[3] + b[4]) - (a[3] + a[4])
-    return 100.0 * (total - idle) / total if total > 0 else 0.0
+    total = sum(b[:8]) - sum(a[:8])  # guest time is inside user already
+    resting = sum(b[i] - a[i] for i in (3, 4, 7) if i < len(a) and i < len(b))
+    return 100.0 * (total - resting) / total if total > 0 else 0.0
 
 
 class RemoteDaemon:
