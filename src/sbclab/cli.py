@@ -118,6 +118,14 @@ def main_group():
 
 # --- cluster ---------------------------------------------------------------------------------
 
+# How boards' host keys are checked (cluster/remote.py), shared by every command that reaches boards.
+KNOWN_HOSTS = click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                           help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
+ACCEPT_NEW_HOST_KEYS = click.option("--accept-new-host-keys", is_flag=True,
+                                    help="Record the key of a board never seen before (trust on first use); "
+                                         "a changed key is refused always.")
+
+
 def board_options(func):
     """Real boards instead of emulated nodes, and the cluster's knobs, shared by `cluster up` and `run`."""
     options = [
@@ -127,10 +135,8 @@ def board_options(func):
         click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Deploy onto the boards of this YAML inventory over SSH (examples/inventory.yml) "
                           "instead of emulating nodes; the shape options are then taken from it."),
-        click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                     help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts)."),
-        click.option("--accept-new-host-keys", is_flag=True,
-                     help="Record the key of a board never seen before (trust on first use); a changed key is refused always."),
+        KNOWN_HOSTS,
+        ACCEPT_NEW_HOST_KEYS,
         click.option("--dist-dir", default=None,
                      help="Where Hadoop and Spark live on every board (the same path on all; copied there when "
                           "missing or different). Default: the master's data_dir/sbclab/dist."),
@@ -319,9 +325,8 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Benchmark the boards of this YAML inventory over SSH (cpu, storage, network, power); the "
                    "programs are installed with apt-get where missing.")
-@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
-@click.option("--accept-new-host-keys", is_flag=True, help="Record the key of a board never seen before.")
+@KNOWN_HOSTS
+@ACCEPT_NEW_HOST_KEYS
 @monitor_options
 def micro_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, benchmarks,
                   node_name, seconds, power_seconds, file_size, doc_sizes, step_seconds, max_rate, container, repetitions,
@@ -497,9 +502,8 @@ def _csv(value):
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run on the boards of this YAML inventory over SSH: a cell with N workers uses the master and "
                    "the first N workers; board and storage come from the inventory.")
-@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
-@click.option("--accept-new-host-keys", is_flag=True, help="Record the key of a board never seen before.")
+@KNOWN_HOSTS
+@ACCEPT_NEW_HOST_KEYS
 @click.option("--dist-dir", default=None, help="Where Hadoop and Spark live on every board (see 'cluster up --help').")
 @monitor_options
 def bench_command(experiment_file, workloads, engines, workers_, sizes, storage, presets, board, repetitions, name,
@@ -645,10 +649,8 @@ def report_command(results_dir, out, kwh_price, currency, switch_usd, psu_usd):
 @click.option("--workload", default="terasort", show_default=True, help="The workload whose disk need is checked.")
 @click.option("--size", "size_bytes", default="1GB", show_default=True, callback=_size,
               help="Its data size: each worker needs its share of the input's replicas, intermediate data and output.")
-@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
-@click.option("--accept-new-host-keys", is_flag=True,
-              help="Record the key of a board never seen before (trust on first use); a changed key is refused always.")
+@KNOWN_HOSTS
+@ACCEPT_NEW_HOST_KEYS
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def doctor_command(inventory_file, workload, size_bytes, known_hosts, accept_new_host_keys, as_json):
     """Preflight of the boards in an inventory: reachable, Java, free space, RAM, clocks, hostname,
@@ -697,8 +699,7 @@ def knobs_group(ctx):
               help="The boards, as a YAML inventory (examples/inventory.yml).")
 @click.option("--hosts", default=None, help="Only these hosts of the inventory, comma-separated (default: all).")
 @click.option("--revert", is_flag=True, help="Remove the knob's lines instead (the rest of config.txt is kept as it is).")
-@click.option("--known-hosts", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The known_hosts file that host keys are checked against (default ~/.ssh/known_hosts).")
+@KNOWN_HOSTS
 def knobs_apply_command(knob_name, inventory_file, hosts, revert, known_hosts):
     """Write a firmware knob into each Raspberry Pi 5's config.txt (between sbclab's marker comments,
     the original kept as config.txt.sbclab-backup); it takes effect at the next boot. Runs record the

@@ -1,7 +1,5 @@
 """The processes backend: no root needed, no shaping; the same stack on loopback addresses."""
 
-import pytest
-
 from sbclab.cluster import lifecycle
 from sbclab.stack import config
 

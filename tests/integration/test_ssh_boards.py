@@ -127,6 +127,16 @@ def _known_hosts(boards, path, swap: str | None = None):
     return path
 
 
+def _distribution_on_the_boards(tmp_path):
+    """Hadoop and Spark already "on the boards" (they share this host's disk): a path on the node."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    local = distribution.installed()
+    for home in (local.hadoop_home, local.spark_home):
+        (dist / home.name).symlink_to(home)
+    return dist
+
+
 def _by(findings, node, check):
     return [f for f in findings if f.node == node and f.check == check]
 
@@ -284,12 +294,7 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
     hosts_file = tmp_path / "hosts.yml"
     _inventory_file(boards, hosts_file)
     known = _known_hosts(boards, tmp_path / "kh")
-    # The distribution is already "on the boards" (they share this host's disk): a path on the node.
-    dist = tmp_path / "dist"
-    dist.mkdir()
-    local = distribution.installed()
-    for home in (local.hadoop_home, local.spark_home):
-        (dist / home.name).symlink_to(home)
+    dist = _distribution_on_the_boards(tmp_path)
     common = ["--inventory", str(hosts_file), "--known-hosts", str(known), "--dist-dir", str(dist), "--name", "boards"]
     runner = CliRunner()
     loopback_hosts = folder / LOOPBACK_NODE / "hosts"
@@ -397,11 +402,7 @@ def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_pa
     cluster, folder, _, _ = boards
     _inventory_file(boards, tmp_path / "hosts.yml")
     known = _known_hosts(boards, tmp_path / "kh")
-    dist = tmp_path / "dist"
-    dist.mkdir()
-    local = distribution.installed()
-    for home in (local.hadoop_home, local.spark_home):
-        (dist / home.name).symlink_to(home)
+    dist = _distribution_on_the_boards(tmp_path)
     experiment = tmp_path / "boards.yaml"
     experiment.write_text("name: boards\ncluster: {name: bboards}\nengines: [hadoop]\nworkloads: [wordcount]\n"
                           "workers: [1]\nsizes: [1MB]\nrepetitions: 1\nmonitor: {idle_baseline_s: 0}\n")
