@@ -306,7 +306,7 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 @cluster_options
 @click.option("--benchmarks", default="cpu,storage,network,power", show_default=True,
               help="Which of cpu (sysbench), storage (fio), network (iperf3), power (idle and stress-ng), "
-                   "netpipe (TCP and MPI between two nodes), web (nginx capacity by document size).")
+                   "netpipe (TCP and MPI between two nodes; TCP only on boards), web (nginx capacity by document size).")
 @click.option("--node", "node_name", default="all", show_default=True,
               help="Run on this node only (e.g. worker1), or on all (network: every worker with the master).")
 @click.option("--seconds", type=click.IntRange(1, 3600), default=10, show_default=True,
@@ -314,6 +314,10 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 @click.option("--power-seconds", type=click.IntRange(1, 86400), default=60, show_default=True,
               help="Idle and stress durations of the power test (the seeds used 3600).")
 @click.option("--file-size", default="100M", show_default=True, help="fio's file, as the seeds' iozone runs (100 MB).")
+@click.option("--netpipe-upper", default="8MiB", show_default=True, callback=_size,
+              help="netpipe: the largest message.")
+@click.option("--netpipe-perturbation", type=click.IntRange(0, 1024), default=3, show_default=True,
+              help="netpipe: also measure this many bytes either side of each power of two (0: powers of two alone).")
 @click.option("--doc-sizes", default="1,4,10,50,70,100", show_default=True, help="web: document sizes in KB.")
 @click.option("--step-seconds", type=click.IntRange(1, 600), default=10, show_default=True,
               help="web: seconds at each request rate (steps of 100 req/s).")
@@ -323,15 +327,15 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Benchmark the boards of this YAML inventory over SSH (cpu, storage, network, power); the "
+              help="Benchmark the boards of this YAML inventory over SSH (NetPIPE over TCP only); the "
                    "programs are installed with apt-get where missing.")
 @KNOWN_HOSTS
 @ACCEPT_NEW_HOST_KEYS
 @monitor_options
 def micro_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, benchmarks,
-                  node_name, seconds, power_seconds, file_size, doc_sizes, step_seconds, max_rate, container, repetitions,
-                  results, inventory_file, known_hosts, accept_new_host_keys, sample_hz, no_sampling, idle_baseline,
-                  power_file):
+                  node_name, seconds, power_seconds, file_size, netpipe_upper, netpipe_perturbation, doc_sizes,
+                  step_seconds, max_rate, container, repetitions, results, inventory_file, known_hosts,
+                  accept_new_host_keys, sample_hz, no_sampling, idle_baseline, power_file):
     """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
     power idle and under load with temperature (the seeds' Tables 3-7)."""
     from .workloads import netpipe, nodebench, web
@@ -341,15 +345,13 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
     if unknown or not chosen:
         raise SbclabError(f"Unknown benchmark(s): {', '.join(unknown) or '(none given)'}.", f"Choose from {', '.join(MICRO)}.")
     programs = {nodebench.PROGRAMS[b]: nodebench.PROGRAMS[b] for b in chosen if b in nodebench.PROGRAMS}
-    if inventory_file is not None and set(chosen) - set(nodebench.PROGRAMS):
-        raise SbclabError(f"{', '.join(sorted(set(chosen) - set(nodebench.PROGRAMS)))} do not run on real boards yet.",
-                          f"Benchmark boards with {', '.join(nodebench.PROGRAMS)}; run the rest on an emulated cluster.")
-    if inventory_file is None:
-        check_local_programs(programs)
+    on_boards = inventory_file is not None
     if "netpipe" in chosen:
-        netpipe.check_installed()
+        programs.update(netpipe.PROGRAMS_TCP if on_boards else netpipe.PROGRAMS)
     if "web" in chosen:
-        web.check_installed()
+        programs.update(web.PROGRAMS)
+    if not on_boards:
+        check_local_programs(programs)
     if container and not _runtime_answers(container):
         _say(f"[yellow]No working {container} here (not installed, or its daemon does not answer '{container} info'): "
              "--container does nothing; the native runs go ahead.[/yellow]")
@@ -398,9 +400,14 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
             first = next((n for n in nodes if n.role == "worker"), workers_[0])
             if "netpipe" in chosen:
                 peer = next((w for w in workers_ if w != first), cluster.spec.master)
-                _say(f"NetPIPE between {first.name} and {peer.name}, TCP then MPI")
-                runs.append(netpipe.tcp(ctx, first, peer, repetition=repetition))
-                runs.append(netpipe.over_mpi(ctx, first, peer, repetition=repetition))
+                # Over MPI only where mpirun's host is the nodes' own: ranks on boards would have to
+                # connect back to this machine.
+                _say(f"NetPIPE between {first.name} and {peer.name}, " + ("TCP (MPI runs on emulated clusters)"
+                                                                           if on_boards else "TCP then MPI"))
+                sizes = {"upper": netpipe_upper, "perturbation": netpipe_perturbation}
+                runs.append(netpipe.tcp(ctx, first, peer, repetition=repetition, **sizes))
+                if not on_boards:
+                    runs.append(netpipe.over_mpi(ctx, first, peer, repetition=repetition, **sizes))
             if "web" in chosen:
                 for kb in sizes_kb:
                     _say(f"nginx on {first.name}, httperf from the master: {kb} KB documents")

@@ -369,31 +369,35 @@ def test_a_firmware_knob_is_refused_on_boards_that_are_no_pi5(boards, tmp_path):
 
 
 def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
-    """fio and iperf3 run on the boards through SSH, sampled there, and leave nothing running (sysbench
-    and stress-ng go the same way)."""
+    """fio, iperf3, NetPIPE over TCP and nginx under httperf run on the boards through SSH, sampled
+    there, and leave nothing running (sysbench and stress-ng go the same way)."""
     cluster, _, _, _ = boards
     _inventory_file(boards, tmp_path / "hosts.yml")
     known = _known_hosts(boards, tmp_path / "kh")
     results = tmp_path / "results"
     done = CliRunner().invoke(cli.main_group, [
         "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bmicro",
-        "--benchmarks", "storage,network", "--node", "worker1", "--seconds", "1", "--file-size", "16M",
-        "--idle-baseline", "0", "--results", str(results)])
+        "--benchmarks", "storage,network,netpipe,web", "--node", "worker1", "--seconds", "1", "--file-size", "16M",
+        "--netpipe-upper", "16KiB", "--netpipe-perturbation", "0", "--doc-sizes", "4", "--step-seconds", "1",
+        "--max-rate", "200", "--idle-baseline", "0", "--results", str(results)])
     runs = {r.workload: r for r in ResultsStore(results).runs()}
     assert done.exit_code == 0, (done.output[-3000:], done.exception,
                                  [(r.workload, r.validity) for r in runs.values() if not r.valid])
-    assert set(runs) == {"storage", "iperf"}
+    assert set(runs) == {"storage", "iperf", "netpipe", "web"}, "NetPIPE over TCP only: MPI stays on emulated clusters"
     assert all(r.valid and r.cluster.backend == "ssh" for r in runs.values())
     assert runs["storage"].result["mb_s"]["seq-write"]["16m"] > 0
     assert runs["iperf"].result["to_master_mbit_s"] > 0 and runs["iperf"].result["from_master_mbit_s"] > 0
+    assert runs["netpipe"].parameters["peer"] == "worker2" and runs["netpipe"].result["peak_mbit_s"] > 0
+    assert runs["web"].parameters["client"] == "master" and runs["web"].result["peak_rate"] >= 100
     sampled = runs["storage"].measurements.nodes["worker1"]
     assert (sampled.disk_write_bytes or 0) > 0, ("sampled on the board", sampled)
     assert "bmicro" not in ClusterState.names()
     worker1 = cluster.spec.node("worker1")
     assert not reaper.mentioning(str(cluster.backend.node_disk(worker1) / "sbclab" / "sbclab" / "bmicro")), \
         "no benchmark or sampler left running"
-    servers = [p for p in psutil.process_iter(["cmdline"]) if (p.info["cmdline"] or [""])[0].endswith("iperf3")]
-    assert not servers, "the iperf3 server stopped with its SSH connection"
+    servers = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
+               if (p.info["cmdline"] or [""])[0].split("/")[-1] in ("iperf3", "NPtcp")]
+    assert not servers, "iperf3's and NetPIPE's servers stopped with their runs (nginx's folder is the board's, above)"
 
 
 def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_path):

@@ -39,14 +39,19 @@ def test_httperf_output_without_totals_is_an_error_with_advice():
         web.parse_httperf("httperf: connection refused\n")
 
 
-def test_documents_have_their_exact_sizes(tmp_path):
-    web.make_documents(tmp_path, [1, 4, 100])
-    assert [(tmp_path / f"doc-{kb}k.html").stat().st_size for kb in (1, 4, 100)] == [1024, 4096, 102400]
+def test_documents_have_their_exact_sizes():
+    assert [len(web.document(kb).encode()) for kb in (1, 4, 100)] == [1024, 4096, 102400]
 
 
 def test_nginx_listens_on_the_cluster_address_only(tmp_path):
     conf = web.nginx_conf(tmp_path, tmp_path / "docs", "10.213.0.11", 4, "root")
     assert "listen 10.213.0.11:8080;" in conf and "daemon off;" in conf
+
+
+def test_nginx_keeps_its_temporary_files_in_its_own_folder(tmp_path):
+    """A board's SSH user may not be root, and Debian's /var/lib/nginx is root's."""
+    conf = web.nginx_conf(tmp_path, tmp_path / "docs", "10.213.0.11", 4, "pi")
+    assert "/var/lib" not in conf and f"proxy_temp_path {tmp_path}/tmp/proxy;" in conf
 
 
 def test_dd_sizes_and_summary_line():

@@ -9,7 +9,6 @@ from ..cluster.spec import NodeSpec
 from ..results.schema import Check, RunRecord
 from . import mpi
 from .base import RunContext, exited
-from ..cluster.backends.base import check_local_programs
 from .nodebench import measured_run
 
 DEFAULT_UPPER = 8 * 2**20  # the largest message, bytes
@@ -43,27 +42,24 @@ def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFA
     """NPtcp from sender to a receiver on the other node; sizes as over_mpi (both ends must agree)."""
     sizes = ["-u", str(upper), "-p", str(perturbation)]
     backend = ctx.cluster.backend
-    (r_prefix, r_pre), (s_prefix, s_pre) = backend.on_node(receiver, []), backend.on_node(sender, [])
-    workdir = ctx.cluster.state.root / "netpipe"
-    workdir.mkdir(parents=True, exist_ok=True)
-    out = workdir / f"tcp-{sender.name}-{receiver.name}.out"
+    s_prefix, s_pre = backend.on_node(sender, [])
+    # NPtcp writes its curve on the sender; each end works in its node's own folder (on the board
+    # itself for real boards), and the curve is fetched from there.
+    remote = {node.name: backend.node_dir(node) / "netpipe" for node in (sender, receiver)}
+    for node in (sender, receiver):
+        backend.make_dirs(node, [remote[node.name]])
+    out = remote[sender.name] / f"tcp-{sender.name}-{receiver.name}.out"
+    here = ctx.cluster.state.root / "netpipe"
 
     def body():
-        out.unlink(missing_ok=True)
-        server = subprocess.Popen([*r_prefix, "NPtcp", *sizes], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, preexec_fn=r_pre, cwd=workdir)
-        try:
+        backend.remove(sender, out)
+        with backend.serving(receiver, ["NPtcp", *sizes], {"PATH": "/usr/bin:/bin"},
+                             here / f"tcp-{receiver.name}-receiver.log", "NPtcp receiver", cwd=remote[receiver.name]):
             time.sleep(0.5)  # NPtcp has no readiness signal; the client retries its connect briefly too
             client = subprocess.run([*s_prefix, "NPtcp", "-h", receiver.address, *sizes, "-o", str(out)],
-                                    capture_output=True, text=True, preexec_fn=s_pre, cwd=workdir, timeout=1800)
-        finally:
-            # The receiver ends with the last message; one the client never reached is stopped.
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        points = parse(out.read_text()) if out.exists() else []
+                                    capture_output=True, text=True, preexec_fn=s_pre, timeout=1800)
+        curve = backend.fetch(sender, out, here / out.name)
+        points = parse(curve.read_text()) if curve is not None else []
         checks = [Check(name="NPtcp finished", passed=client.returncode == 0, detail=(client.stderr or "")[-300:]),
                   Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
         return summary(points), checks
@@ -96,5 +92,6 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
                          extra_logs={"np.out": workdir / "np.out"}, recording=recorded.raw)
 
 
-def check_installed() -> None:
-    check_local_programs({"NPtcp": "netpipe-tcp", "NPopenmpi": "netpipe-openmpi", "mpirun": "openmpi-bin"})
+# The programs each transport needs, with the Debian packages that bring them.
+PROGRAMS_TCP = {"NPtcp": "netpipe-tcp"}
+PROGRAMS = {**PROGRAMS_TCP, "NPopenmpi": "netpipe-openmpi", "mpirun": "openmpi-bin"}

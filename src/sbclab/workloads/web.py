@@ -4,7 +4,6 @@ short of the requests or errors appear. The highest sustained rate, the network 
 and the worker's CPU are the result, for each document size. Both ends stay on the cluster network:
 nginx listens on the worker's cluster address only."""
 
-import getpass
 import re
 import subprocess
 import time
@@ -15,7 +14,6 @@ from ..cluster.spec import NodeSpec
 from ..errors import SbclabError
 from ..results.schema import Check, RunRecord
 from .base import RunContext
-from ..cluster.backends.base import check_local_programs
 from .nodebench import measured_run
 
 DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
@@ -23,13 +21,15 @@ PORT = 8080
 SUSTAINED = 0.95  # replies per second at least this share of the offered rate, and no errors
 
 
-def check_installed() -> None:
-    check_local_programs({"nginx": "nginx-light", "httperf": "httperf"})
+PROGRAMS = {"nginx": "nginx-light", "httperf": "httperf"}
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
     # Workers run as the user sbclab runs as: the documents live under its home, which nginx's
-    # default user may not read (every reply would be a 403, fast and worthless).
+    # default user may not read (every reply would be a 403, fast and worthless). Temporary files go
+    # under root too: Debian's defaults in /var/lib/nginx are root's, and nginx will not start
+    # without them when a board's SSH user is not root.
+    temp = " ".join(f"{kind}_temp_path {root}/tmp/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
     return f"""daemon off;
 user {user};
 worker_processes {workers};
@@ -38,17 +38,16 @@ error_log {root}/error.log;
 events {{ worker_connections 4096; }}
 http {{
   access_log off;
+  {temp}
   types {{ text/html html; }}
   server {{ listen {address}:{PORT}; root {docs}; }}
 }}
 """
 
 
-def make_documents(docs: Path, sizes_kb=DOC_SIZES_KB) -> None:
-    docs.mkdir(parents=True, exist_ok=True)
-    for kb in sizes_kb:
-        body = (b"<html><body>" + b"sbclab " * (kb * 1024))[: kb * 1024 - 14] + b"</body></html>"
-        (docs / f"doc-{kb}k.html").write_bytes(body)
+def document(kb: int) -> str:
+    """A static HTML page of exactly kb kilobytes."""
+    return ("<html><body>" + "sbclab " * (kb * 1024))[: kb * 1024 - 14] + "</body></html>"
 
 
 _TOTAL = re.compile(r"Total: connections (\d+) requests (\d+) replies (\d+) test-duration ([\d.]+) s")
@@ -80,18 +79,22 @@ def sustained(step: dict, rate: int) -> bool:
 def capacity(ctx: RunContext, server: NodeSpec, doc_kb: int, step: int = 100, step_seconds: int = 10,
              max_rate: int = 5000, repetition: int = 1) -> RunRecord:
     backend, client = ctx.cluster.backend, ctx.cluster.spec.master
-    root = ctx.cluster.state.root / "web" / server.name
+    # Written where the server node sees them: its own folder, on the board itself for real boards.
+    root = backend.node_dir(server) / "web"
     docs = root / "docs"
-    make_documents(docs, [doc_kb])
+    backend.make_dirs(server, [docs, root / "tmp"])
+    backend.write_files(server, docs, {f"doc-{doc_kb}k.html": document(doc_kb)})
+    backend.write_files(server, root, {"nginx.conf": nginx_conf(root, docs, server.address,
+                                                                profiles.board(server.board).cores,
+                                                                backend.node_user(server))})
     conf = root / "nginx.conf"
-    conf.write_text(nginx_conf(root, docs, server.address, profiles.board(server.board).cores, getpass.getuser()))
     c_prefix, c_pre = backend.on_node(client, [])
     uri = f"/doc-{doc_kb}k.html"
 
     def body():
         steps = []
         with backend.serving(server, ["nginx", "-c", str(conf), "-p", str(root)], {"PATH": "/usr/sbin:/usr/bin:/bin"},
-                             root / "nginx.log", "nginx"):
+                             ctx.cluster.state.root / "web" / server.name / "nginx.log", "nginx"):
             _wait_listening(c_prefix, c_pre, server.address)
             rate = step
             while rate <= max_rate:
@@ -125,4 +128,5 @@ def _wait_listening(prefix: list[str], preexec, address: str, attempts: int = 50
         if "replies 1" in probe.stdout:
             return
         time.sleep(0.2)
-    raise SbclabError(f"nginx did not answer on {address}:{PORT}.", "Read nginx.log in the cluster's web folder.")
+    raise SbclabError(f"nginx did not answer on {address}:{PORT}.",
+                      "Read nginx.log in the cluster's web folder and error.log in the node's web folder.")

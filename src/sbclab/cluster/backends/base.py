@@ -1,5 +1,6 @@
 """What every backend gives the stack: node environments, a way to run commands on a node, and removal."""
 
+import getpass
 import os
 import shlex
 import shutil
@@ -74,6 +75,10 @@ class Backend(ABC):
         """The environment every command on the node starts from."""
         return {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
                 "HADOOP_USER_NAME": "root" if os.geteuid() == 0 else os.environ.get("USER", "sbclab")}
+
+    def node_user(self, node: NodeSpec) -> str:
+        """The user commands run as on the node."""
+        return getpass.getuser()
 
     def distribution(self, local):
         """The Hadoop/Spark distribution as the nodes see it."""

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 from ...errors import SbclabError
@@ -192,6 +193,9 @@ class SshBackend(Backend):
     def node_env(self, node: NodeSpec) -> dict[str, str]:
         return {"PATH": NODE_PATH, "HADOOP_USER_NAME": self.host(node).user}
 
+    def node_user(self, node: NodeSpec) -> str:
+        return self.host(node).user
+
     def distribution(self, local):
         return local.relocated(self.dist_root)
 
@@ -357,15 +361,17 @@ class SshBackend(Backend):
     def ensure_programs(self, packages_by_program: dict[str, str]) -> None:
         """Each program on every board, installed with apt-get (root or sudo -n) where it is missing."""
         programs = sorted(packages_by_program)
+        # Looked up on the PATH commands get (nginx is in /usr/sbin, off a plain user's login PATH).
+        lookup = ["env", f"PATH={NODE_PATH}", "sh", "-c", 'command -v "$1"', "sh"]
 
         def one(node):
             conn = self.connection(node)
-            missing = [p for p in programs if conn.run(["sh", "-c", 'command -v "$1"', "sh", p]).status != 0]
+            missing = [p for p in programs if conn.run([*lookup, p]).status != 0]
             if not missing:
                 return []
             packages = sorted({packages_by_program[p] for p in missing})
             installed = conn.shell(_INSTALL_PACKAGES, packages, timeout_s=1800)
-            still = [p for p in missing if conn.run(["sh", "-c", 'command -v "$1"', "sh", p]).status != 0]
+            still = [p for p in missing if conn.run([*lookup, p]).status != 0]
             if still:
                 raise SbclabError(f"{', '.join(still)} missing, and installing {' '.join(packages)} did not bring them "
                                   f"({(installed.stdout or installed.stderr).strip()[-300:] or 'no output'}).",
@@ -478,20 +484,38 @@ class SshBackend(Backend):
 
     def start_daemon(self, node, argv, env, out, cwd, label):
         entry = self.record_process(node, label, owned=False)
-        # Backgrounded by a non-interactive sh, the daemon is no group leader, so setsid makes it one
-        # without forking: $! is the pid of its session.
+        return self._background(node, argv, env, cwd, out, entry["pidfile"], label)
+
+    def _background(self, node, argv, env, cwd, out, pidfile, label) -> RemoteDaemon:
+        """argv left running on the board, its output in the board's file `out`."""
+        # Backgrounded by a non-interactive sh, the process is no group leader, so setsid makes it
+        # one without forking: $! is the pid of its session.
         script = ('cd "$1" || exit 111; out=$2; pidfile=$3; shift 3; '
                   'setsid "$@" > "$out" 2>&1 < /dev/null & echo $! > "$pidfile"; echo $!')
-        started = self.connection(node).run(["sh", "-c", script, "sh", str(cwd), str(out), entry["pidfile"],
+        started = self.connection(node).run(["sh", "-c", script, "sh", str(cwd), str(out), pidfile,
                                              *self._with_env(env, argv)])
         if started.status != 0 or not started.stdout.strip().isdigit():
             raise SbclabError(f"Starting {label} on {node.name} failed: {started.stderr.strip() or started.stdout.strip()}.",
                               f"Read {out} on {node.name}.")
         return RemoteDaemon(self, node, int(started.stdout.strip()))
 
+    @contextmanager
     def serving(self, node, argv, env, log, label, cwd=None, limited=True):
-        raise SbclabError("Serving benchmarks (web capacity, NetPIPE) are not run on real boards yet.",
-                          "Run them on an emulated cluster.")
+        """A server on the board for the length of the block, in a session of its own (recorded as
+        this sbclab's, so an orphan is stopped later); its output is fetched to `log` at the end."""
+        entry = self.record_process(node, label)
+        remote_log = Path(entry["pidfile"]).with_suffix(".out")
+        try:
+            yield self._background(node, argv, env, cwd or self.cluster_root(node), remote_log, entry["pidfile"], label)
+        finally:
+            self.stop_sessions(node, [entry["pidfile"]])
+            text = self.read_text(node, remote_log)
+            if text is not None:
+                log.parent.mkdir(parents=True, exist_ok=True)
+                with open(log, "a") as f:
+                    f.write(text)
+                self.remove(node, remote_log)
+            self.state.forget(entry)
 
     def on_node(self, node, argv):
         """A local command that runs argv on the board over SSH (node_shell.py), as `ssh board argv`
