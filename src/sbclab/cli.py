@@ -306,7 +306,7 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 @cluster_options
 @click.option("--benchmarks", default="cpu,storage,network,power", show_default=True,
               help="Which of cpu (sysbench), storage (fio), network (iperf3), power (idle and stress-ng), "
-                   "netpipe (TCP and MPI between two nodes; TCP only on boards), web (nginx capacity by document size).")
+                   "netpipe (TCP and MPI between two nodes), web (nginx capacity by document size).")
 @click.option("--node", "node_name", default="all", show_default=True,
               help="Run on this node only (e.g. worker1), or on all (network: every worker with the master).")
 @click.option("--seconds", type=click.IntRange(1, 3600), default=10, show_default=True,
@@ -327,8 +327,8 @@ MICRO = ("cpu", "storage", "network", "power", "netpipe", "web")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Benchmark the boards of this YAML inventory over SSH (NetPIPE over TCP only); the "
-                   "programs are installed with apt-get where missing.")
+              help="Benchmark the boards of this YAML inventory over SSH; the programs are installed with "
+                   "apt-get where missing (mpirun runs on this host and must reach the boards, and they it).")
 @KNOWN_HOSTS
 @ACCEPT_NEW_HOST_KEYS
 @monitor_options
@@ -338,19 +338,19 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
                   accept_new_host_keys, sample_hz, no_sampling, idle_baseline, power_file):
     """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
     power idle and under load with temperature (the seeds' Tables 3-7)."""
-    from .workloads import netpipe, nodebench, web
+    from .workloads import mpi, netpipe, nodebench, web
     from .workloads.base import RunContext
     chosen = _csv(benchmarks) or []
     unknown = [b for b in chosen if b not in MICRO]
     if unknown or not chosen:
         raise SbclabError(f"Unknown benchmark(s): {', '.join(unknown) or '(none given)'}.", f"Choose from {', '.join(MICRO)}.")
     programs = {nodebench.PROGRAMS[b]: nodebench.PROGRAMS[b] for b in chosen if b in nodebench.PROGRAMS}
-    on_boards = inventory_file is not None
     if "netpipe" in chosen:
-        programs.update(netpipe.PROGRAMS_TCP if on_boards else netpipe.PROGRAMS)
+        programs.update(netpipe.PROGRAMS)
+        check_local_programs(mpi.LAUNCHER)
     if "web" in chosen:
         programs.update(web.PROGRAMS)
-    if not on_boards:
+    if inventory_file is None:
         check_local_programs(programs)
     if container and not _runtime_answers(container):
         _say(f"[yellow]No working {container} here (not installed, or its daemon does not answer '{container} info'): "
@@ -400,14 +400,10 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
             first = next((n for n in nodes if n.role == "worker"), workers_[0])
             if "netpipe" in chosen:
                 peer = next((w for w in workers_ if w != first), cluster.spec.master)
-                # Over MPI only where mpirun's host is the nodes' own: ranks on boards would have to
-                # connect back to this machine.
-                _say(f"NetPIPE between {first.name} and {peer.name}, " + ("TCP (MPI runs on emulated clusters)"
-                                                                           if on_boards else "TCP then MPI"))
+                _say(f"NetPIPE between {first.name} and {peer.name}, TCP then MPI")
                 sizes = {"upper": netpipe_upper, "perturbation": netpipe_perturbation}
                 runs.append(netpipe.tcp(ctx, first, peer, repetition=repetition, **sizes))
-                if not on_boards:
-                    runs.append(netpipe.over_mpi(ctx, first, peer, repetition=repetition, **sizes))
+                runs.append(netpipe.over_mpi(ctx, first, peer, repetition=repetition, **sizes))
             if "web" in chosen:
                 for kb in sizes_kb:
                     _say(f"nginx on {first.name}, httperf from the master: {kb} KB documents")
@@ -439,25 +435,42 @@ def _runtime_answers(runtime: str) -> bool:
 @click.option("--ranks-per-node", type=click.IntRange(1, 256), default=None, help="MPI ranks per node (default: the board's cores).")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
+@click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Run on the workers of this YAML inventory over SSH (hpcc and OpenMPI installed with apt-get "
+                   "where missing); mpirun runs on this host, so the boards must reach it as it reaches them.")
+@KNOWN_HOSTS
+@ACCEPT_NEW_HOST_KEYS
 @monitor_options
 def hpl_command(name, workers, board, storage, preset, backend, subnet, disk_size, timeout, scale_factor, node_counts,
-                problem, nb, memory_fraction, ranks_per_node, repetitions, results, sample_hz, no_sampling, idle_baseline,
-                power_file):
+                problem, nb, memory_fraction, ranks_per_node, repetitions, results, inventory_file, known_hosts,
+                accept_new_host_keys, sample_hz, no_sampling, idle_baseline, power_file):
     """High Performance Linpack (Debian's hpcc) with OpenMPI across 1, 2, 4 ... workers: Rmax, Rpeak,
     efficiency, speedup and Gflops per watt, every run stored (Baun 2016, Table 7)."""
-    from .workloads import hpl
+    from .workloads import hpl, mpi
     from .workloads.base import RunContext
+    check_local_programs(mpi.LAUNCHER)
+    monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
+    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, None, False)
+    if spec is None:
+        spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
+    else:
+        monitor = suite.with_inventory_power(monitor, boards)
+    workers = spec.workers
     counts = [int(c) for c in _csv(node_counts)] if node_counts else [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= workers]
     if any(c < 1 or c > workers for c in counts):
         raise SbclabError(f"--nodes {node_counts} asks for more workers than the cluster's {workers}.",
-                          f"Give counts between 1 and {workers}, or a larger --workers.")
+                          f"Give counts between 1 and {workers}, or more workers.")
     if nb != "sweep" and not nb.isdigit():
         raise SbclabError(f"--nb {nb} is not a block size.", "Give a positive integer such as 32, or 'sweep'.")
-    monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
-    spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
     store = ResultsStore(results)
     runs = []
-    with suite.cluster_for(spec, _say, timeout) as cluster:
+    if boards is not None:
+        suite.preflight_boards(spec, boards, None, None, _say, hadoop=False)
+    # Bare nodes: HPL needs MPI and the nodes' memory, not Hadoop's daemons.
+    with suite.nodes_for(spec, _say, boards=boards) as cluster:
+        if boards is not None:
+            _say("checking hpcc and OpenMPI on the boards")
+            cluster.backend.ensure_programs({"hpcc": "hpcc", **mpi.ON_NODES})
         ctx = RunContext(cluster=cluster, store=store, progress=_say, monitor=monitor)
         all_workers = list(cluster.spec.worker_nodes)
         block = int(nb) if nb != "sweep" else None

@@ -2,6 +2,7 @@
 its own network namespace, hostname, /etc/hosts and disk, and listens only on the node's address,
 so nothing is sent outside the namespaces this test creates."""
 
+import glob
 import json
 import os
 import shutil
@@ -369,8 +370,8 @@ def test_a_firmware_knob_is_refused_on_boards_that_are_no_pi5(boards, tmp_path):
 
 
 def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
-    """fio, iperf3, NetPIPE over TCP and nginx under httperf run on the boards through SSH, sampled
-    there, and leave nothing running (sysbench and stress-ng go the same way)."""
+    """fio, iperf3, NetPIPE (TCP, and MPI launched from this host) and nginx under httperf run on the
+    boards through SSH, sampled there, and leave nothing running (sysbench and stress-ng go the same way)."""
     cluster, _, _, _ = boards
     _inventory_file(boards, tmp_path / "hosts.yml")
     known = _known_hosts(boards, tmp_path / "kh")
@@ -380,14 +381,17 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
         "--benchmarks", "storage,network,netpipe,web", "--node", "worker1", "--seconds", "1", "--file-size", "16M",
         "--netpipe-upper", "16KiB", "--netpipe-perturbation", "0", "--doc-sizes", "4", "--step-seconds", "1",
         "--max-rate", "200", "--idle-baseline", "0", "--results", str(results)])
-    runs = {r.workload: r for r in ResultsStore(results).runs()}
+    runs = {(r.workload, r.engine): r for r in ResultsStore(results).runs()}
     assert done.exit_code == 0, (done.output[-3000:], done.exception,
                                  [(r.workload, r.validity) for r in runs.values() if not r.valid])
-    assert set(runs) == {"storage", "iperf", "netpipe", "web"}, "NetPIPE over TCP only: MPI stays on emulated clusters"
+    assert set(runs) == {("storage", "node"), ("iperf", "node"), ("netpipe", "node"), ("netpipe", "mpi"), ("web", "node")}
     assert all(r.valid and r.cluster.backend == "ssh" for r in runs.values())
+    runs = {**{workload: r for (workload, engine), r in runs.items() if engine == "node"},
+            "netpipe-mpi": runs["netpipe", "mpi"]}
     assert runs["storage"].result["mb_s"]["seq-write"]["16m"] > 0
     assert runs["iperf"].result["to_master_mbit_s"] > 0 and runs["iperf"].result["from_master_mbit_s"] > 0
     assert runs["netpipe"].parameters["peer"] == "worker2" and runs["netpipe"].result["peak_mbit_s"] > 0
+    assert runs["netpipe-mpi"].parameters["peer"] == "worker2" and runs["netpipe-mpi"].result["peak_mbit_s"] > 0
     assert runs["web"].parameters["client"] == "master" and runs["web"].result["peak_rate"] >= 100
     sampled = runs["storage"].measurements.nodes["worker1"]
     assert (sampled.disk_write_bytes or 0) > 0, ("sampled on the board", sampled)
@@ -398,6 +402,26 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
     servers = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
                if (p.info["cmdline"] or [""])[0].split("/")[-1] in ("iperf3", "NPtcp")]
     assert not servers, "iperf3's and NetPIPE's servers stopped with their runs (nginx's folder is the board's, above)"
+    assert not glob.glob("/tmp/sbclab-bmicro-*"), "MPI's working folders gone from the boards"
+
+
+def test_hpl_runs_across_two_boards_from_this_host(boards, tmp_path):
+    """HPL with one rank on each of two boards: mpirun here, its daemons started through the node
+    shell over SSH, the ranks talking between the boards; rank 0's output fetched from worker1."""
+    _inventory_file(boards, tmp_path / "hosts.yml")
+    known = _known_hosts(boards, tmp_path / "kh")
+    results = tmp_path / "results"
+    done = CliRunner().invoke(cli.main_group, [
+        "hpl", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bhpl",
+        "--nodes", "2", "--n", "400", "--nb", "32", "--ranks-per-node", "1", "--idle-baseline", "0",
+        "--results", str(results)])
+    runs = ResultsStore(results).runs()
+    assert done.exit_code == 0, (done.output[-3000:], done.exception, [r.validity for r in runs if not r.valid])
+    [run] = runs
+    assert run.valid and run.cluster.backend == "ssh" and run.parameters["hosts"] == ["worker1", "worker2"]
+    assert (run.parameters["p"], run.parameters["q"]) == (1, 2) and run.result["rmax_gflops"] > 0
+    assert "bhpl" not in ClusterState.names() and not reaper.mentioning("orted")
+    assert not glob.glob("/tmp/sbclab-bhpl-*")
 
 
 def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_path):

@@ -146,14 +146,15 @@ def run(ctx, workers: list, *, n: int | None = None, nb: int = DEFAULT_NB, fract
     check_fits(n, memory, len(workers))
     p, q = grid(ranks_per_node * len(workers))
     run_id = new_id("mpi", "hpl")
-    workdir = ctx.cluster.state.root / "mpi" / run_id
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "hpccinf.txt").write_text(input_file(n, nb, p, q))
     log = ctx.job_log(run_id, "hpl")
     mpi.preflight(ctx, workers, "hpcc", "Debian's hpcc", log)
-    with ctx.recording(run_id) as recorded:
-        outcome, period = mpi.mpirun(ctx, workers, ranks_per_node, ["hpcc"], workdir, log, "hpl", timeout_s)
-    output = workdir / "hpccoutf.txt"
+    folder = mpi.Folder(ctx, workers, run_id, {"hpccinf.txt": input_file(n, nb, p, q)})
+    try:
+        with ctx.recording(run_id) as recorded:
+            outcome, period = mpi.mpirun(ctx, workers, ranks_per_node, ["hpcc"], folder.path, log, "hpl", timeout_s)
+    finally:
+        files = folder.collect("hpccoutf.txt", "hpccinf.txt")
+    output = files["hpccoutf.txt"]
     checks = [exited(outcome, "mpirun hpcc")]
     result: dict = {}
     try:
@@ -181,5 +182,5 @@ def run(ctx, workers: list, *, n: int | None = None, nb: int = DEFAULT_NB, fract
                   "cpu_period_us": period}
     return ctx.store_run(run_id=run_id, workload="hpl", engine="mpi", repetition=repetition, parameters=parameters,
                          outcome=outcome, checks=checks, result=result,
-                         extra_logs={"hpccoutf.txt": output, "hpccinf.txt": workdir / "hpccinf.txt"},
+                         extra_logs=files,
                          recording=recorded.raw)

@@ -17,6 +17,11 @@ from ..stack.clients import JobOutcome, timed_on
 from .base import RunContext
 
 
+# mpirun runs on this host; each node runs OpenMPI's daemon, which starts the ranks there.
+LAUNCHER = {"mpirun": "openmpi-bin"}
+ON_NODES = {"orted": "openmpi-bin"}
+
+
 def agent(ctx: RunContext) -> Path:
     """The remote-shell script OpenMPI calls as `AGENT HOST COMMAND...`."""
     path = ctx.cluster.state.root / "mpi" / "node-shell"
@@ -59,11 +64,37 @@ def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command:
             # Ranks waiting for a message give their core away instead of spinning: a board's cores are
             # the node's whole CPU (an emulated node's a share of one), and spinning ranks starve the busy ones.
             "--mca", "mpi_yield_when_idle", "1"]
-    if spec.backend == "emulated":
-        subnet = str(spec.subnet)
+    networks = ",".join(ctx.cluster.backend.mpi_interfaces(nodes))
+    if networks:
         # Shared memory between ranks of one node, TCP over the cluster network between nodes.
-        argv += ["--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet]
+        argv += ["--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", networks,
+                 "--mca", "oob_tcp_if_include", networks]
     # Ranks poll for each other's messages; on emulated nodes that needs short CPU periods (cgroups.py).
     with ctx.cluster.backend.polling_friendly(nodes) as period:
         outcome = timed_on(ctx.stack, spec.master, [*argv, *command], env(ctx), log, label, timeout_s, on_host=True)
     return outcome, period
+
+
+class Folder:
+    """An MPI run's working folder on its nodes (rank 0, on the first node, reads the input and
+    writes the output there) and the local folder its files are brought back to."""
+
+    def __init__(self, ctx: RunContext, nodes: list[NodeSpec], run_id: str, files: dict[str, str]):
+        self.backend, self.nodes = ctx.cluster.backend, nodes
+        self.path = self.backend.mpi_folder(run_id)
+        self.here = ctx.cluster.state.root / "mpi" / run_id
+        self.here.mkdir(parents=True, exist_ok=True)
+        for node in nodes:
+            self.backend.make_dirs(node, [self.path])
+            if files:
+                self.backend.write_files(node, self.path, files)
+
+    def collect(self, *names: str) -> dict[str, Path]:
+        """Rank 0's files where this host reads them (a path that may not exist), then the folder
+        gone from the nodes where it is not this host's own."""
+        found = {name: self.backend.fetch(self.nodes[0], self.path / name, self.here / name) or self.here / name
+                 for name in names}
+        if self.path != self.here:
+            for node in self.nodes:
+                self.backend.remove_tree(node, self.path)
+        return found

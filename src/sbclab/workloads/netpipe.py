@@ -74,14 +74,17 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
     `perturbation` bytes either side of it (its -p); 0 measures the powers of two alone."""
     from .base import new_id
     run_id = new_id("mpi", "netpipe")
-    workdir = ctx.cluster.state.root / "mpi" / run_id
-    workdir.mkdir(parents=True, exist_ok=True)
     log = ctx.job_log(run_id, "netpipe")
     mpi.preflight(ctx, [a, b], "NPopenmpi", "Debian's netpipe-openmpi", log)
-    with ctx.recording(run_id) as recorded:
-        outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-p", str(perturbation), "-o", str(workdir / "np.out")], workdir, log,
-                             "netpipe mpi", timeout_s=1800)
-    points = parse((workdir / "np.out").read_text()) if (workdir / "np.out").exists() else []
+    folder = mpi.Folder(ctx, [a, b], run_id, {})
+    try:
+        with ctx.recording(run_id) as recorded:
+            outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-p", str(perturbation),
+                                                          "-o", str(folder.path / "np.out")],
+                                         folder.path, log, "netpipe mpi", timeout_s=1800)
+    finally:
+        curve = folder.collect("np.out")["np.out"]
+    points = parse(curve.read_text()) if curve.exists() else []
     checks = [exited(outcome, "mpirun NPopenmpi"),
               Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
     return ctx.store_run(run_id=run_id, workload="netpipe", engine="mpi", repetition=repetition,
@@ -89,9 +92,8 @@ def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPP
                                      "perturbation": perturbation,
                                      "cpu_period_us": period},
                          outcome=outcome, checks=checks, result=summary(points),
-                         extra_logs={"np.out": workdir / "np.out"}, recording=recorded.raw)
+                         extra_logs={"np.out": curve}, recording=recorded.raw)
 
 
-# The programs each transport needs, with the Debian packages that bring them.
-PROGRAMS_TCP = {"NPtcp": "netpipe-tcp"}
-PROGRAMS = {**PROGRAMS_TCP, "NPopenmpi": "netpipe-openmpi", "mpirun": "openmpi-bin"}
+# What the nodes need, with the Debian packages that bring it (mpirun on this host: mpi.LAUNCHER).
+PROGRAMS = {"NPtcp": "netpipe-tcp", "NPopenmpi": "netpipe-openmpi", **mpi.ON_NODES}

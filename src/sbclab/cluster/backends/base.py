@@ -180,6 +180,14 @@ class Backend(ABC):
                     pass
                 self.state.forget(entry)
 
+    def mpi_folder(self, run_id: str) -> Path:
+        """The working folder of an MPI run, one path for all its nodes (mpirun's --wdir)."""
+        return self.state.root / "mpi" / run_id
+
+    def mpi_interfaces(self, nodes: list[NodeSpec]) -> list[str]:
+        """Networks (CIDR) MPI's daemons and ranks keep to; none: OpenMPI's own choice."""
+        return []
+
     @contextmanager
     def polling_friendly(self, nodes: list[NodeSpec]):
         """The nodes set up for programs that poll for messages (MPI) for the block; yields the CPU

@@ -195,6 +195,10 @@ class EmulatedBackend(Backend):
                    "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]
         return wrapped, group.join
 
+    def mpi_interfaces(self, nodes: list[NodeSpec]) -> list[str]:
+        """The cluster network only: this host's bridge address is on it, where mpirun listens."""
+        return [str(self.spec.subnet)]
+
     @contextmanager
     def polling_friendly(self, nodes: list[NodeSpec]):
         """Short CFS periods on the nodes for the block, the same shares (see cgroups.CFS_PERIOD_US)."""

@@ -14,6 +14,7 @@ first, so it can be stopped with its children from any later sbclab, even after 
 """
 
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -25,7 +26,7 @@ from pathlib import Path
 from ...errors import SbclabError
 from ...stack.distribution import sha256
 from ...stack.java import SUPPORTED, major_of
-from .. import knobs
+from .. import knobs, reaper
 from ..inventory import Host, Inventory
 from ..remote import DEFAULT_KNOWN_HOSTS, Connection, in_parallel
 from ..spec import NodeSpec
@@ -452,8 +453,8 @@ class SshBackend(Backend):
 
     def run(self, node, argv, env, log, timeout_s=None, cwd=None, label="command", on_host=False) -> int:
         if on_host:
-            raise SbclabError(f"'{label}' launches from the master's host, which real boards do not share.",
-                              "MPI benchmarks run on emulated clusters only for now.")
+            # A launcher on this machine (mpirun), reaching the boards through the node shell.
+            return super().run(node, argv, env, log, timeout_s, cwd, label, on_host=True)
         entry = self.record_process(node, label)
         try:
             return self._run_remote(node, argv, env, log, timeout_s, cwd, label, Path(entry["pidfile"]))
@@ -516,6 +517,19 @@ class SshBackend(Backend):
                     f.write(text)
                 self.remove(node, remote_log)
             self.state.forget(entry)
+
+    def mpi_folder(self, run_id: str) -> Path:
+        """The same path on every board ('mpirun --wdir' is one for all ranks), in /tmp because a
+        board's data directory need not be another's."""
+        return Path("/tmp") / f"sbclab-{self.spec.name}-{run_id}"
+
+    def mpi_interfaces(self, nodes: list[NodeSpec]) -> list[str]:
+        """Host routes of the boards and of the address this host reaches them from, as OpenMPI's
+        interface filters take them: its daemons and ranks keep to the boards' inventory addresses."""
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((nodes[0].address, 22))  # no packet: only the route's source is chosen
+            here = probe.getsockname()[0]
+        return [f"{address}/32" for address in dict.fromkeys([here, *(n.address for n in nodes)])]
 
     def on_node(self, node, argv):
         """A local command that runs argv on the board over SSH (node_shell.py), as `ssh board argv`
@@ -606,7 +620,7 @@ class SshBackend(Backend):
         return [p for got in found.values() if isinstance(got, list) for p in got]
 
     def stop_orphans(self) -> list[str]:
-        orphans = []
+        orphans = super().stop_orphans()  # launchers this host ran for the boards
         for entry in self.orphaned("remote_process"):
             self.stop_sessions(self.spec.node(entry["node"]), [entry["pidfile"]])
             self.state.forget(entry)
@@ -616,6 +630,7 @@ class SshBackend(Backend):
     def destroy(self) -> list[str]:
         """Stop every daemon and command of the cluster on every board; with purge, remove its folders."""
         purge = bool(self.state.extra.get("purge"))
+        reaper.stop(reaper.recorded(self.state.of_kind("process")))
         by_node: dict[str, list[str]] = {}
         for entry in self.state.of_kind("remote_process"):
             by_node.setdefault(entry["node"], []).append(entry["pidfile"])
