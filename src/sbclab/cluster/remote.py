@@ -198,6 +198,13 @@ class Connection:
         self.close()
 
 
+def address_towards(address: str) -> str:
+    """This host's address on the way to `address` (the source the kernel's route picks)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((address, 9))  # UDP: no packet is sent, only the route chosen
+        return probe.getsockname()[0]
+
+
 def in_parallel(items: list, work: Callable[[object], T], name: Callable[[object], str]) -> dict[str, T | SbclabError]:
     """work(item) for every item at once, by name; an item that fails gives its error instead of a
     result, so every board is tried and each failure can be reported with its board."""

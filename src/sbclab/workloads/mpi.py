@@ -6,11 +6,14 @@ From inside a node the shell could not enter another node's cgroup ('ip netns ex
 command its own /sys, without the cgroup hierarchy)."""
 
 import os
+import shlex
 import shutil
+import socket
 import stat
 import sys
 from pathlib import Path
 
+from ..cluster.remote import address_towards
 from ..cluster.spec import NodeSpec
 from ..errors import SbclabError
 from ..stack.clients import JobOutcome, timed_on
@@ -37,8 +40,15 @@ def env(ctx: RunContext) -> dict[str, str]:
             "OMPI_MCA_plm_rsh_agent": str(agent(ctx))}
 
 
+# Run by a node's shell: connect back to this host, as OpenMPI's daemon will (skipped without python3).
+_CONNECT_BACK = ("if command -v python3 >/dev/null; then python3 -c "
+                 + shlex.quote("import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 10)")
+                 + ' "$0" "$1"; fi')
+
+
 def preflight(ctx: RunContext, nodes: list[NodeSpec], program: str, package: str, log: Path) -> None:
-    """Every node reachable through the node shell and holding the program, before anything starts."""
+    """Every node reachable through the node shell, holding the program and able to connect back to
+    this host (where mpirun listens), before anything starts."""
     if not shutil.which("mpirun"):
         raise SbclabError("mpirun is not installed on this host.", "Install Debian's openmpi-bin (apt-get install openmpi-bin).")
     shell = agent(ctx)
@@ -48,6 +58,17 @@ def preflight(ctx: RunContext, nodes: list[NodeSpec], program: str, package: str
         if status != 0:
             raise SbclabError(f"MPI cannot start '{program}' on {node.name} ({node.address}): exit status {status}.",
                               f"Check that the node is up and that {package} is installed there; read {log}.")
+        here = address_towards(node.address)
+        with socket.create_server((here, 0)) as listening:
+            port = listening.getsockname()[1]
+            status = ctx.cluster.backend.run(ctx.cluster.spec.master, [str(shell), node.address, "sh", "-c",
+                                                                       shlex.quote(_CONNECT_BACK), here, str(port)],
+                                             env(ctx), log, timeout_s=60, label=f"back from {node.name}", on_host=True)
+        if status != 0:
+            raise SbclabError(f"{node.name} ({node.address}) cannot connect to this host at {here}: mpirun's daemons "
+                              "on the nodes connect back to it.",
+                              "Let the nodes reach this machine (one network, no firewall between), or run MPI "
+                              f"benchmarks on an emulated cluster; read {log}.")
 
 
 def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command: list[str], workdir: Path,

@@ -14,7 +14,6 @@ first, so it can be stopped with its children from any later sbclab, even after 
 """
 
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -28,7 +27,7 @@ from ...stack.distribution import sha256
 from ...stack.java import SUPPORTED, major_of
 from .. import knobs, reaper
 from ..inventory import Host, Inventory
-from ..remote import DEFAULT_KNOWN_HOSTS, Connection, in_parallel
+from ..remote import DEFAULT_KNOWN_HOSTS, Connection, address_towards, in_parallel
 from ..spec import NodeSpec
 from .base import Backend
 
@@ -526,9 +525,7 @@ class SshBackend(Backend):
     def mpi_interfaces(self, nodes: list[NodeSpec]) -> list[str]:
         """Host routes of the boards and of the address this host reaches them from, as OpenMPI's
         interface filters take them: its daemons and ranks keep to the boards' inventory addresses."""
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect((nodes[0].address, 22))  # no packet: only the route's source is chosen
-            here = probe.getsockname()[0]
+        here = address_towards(nodes[0].address)
         return [f"{address}/32" for address in dict.fromkeys([here, *(n.address for n in nodes)])]
 
     def on_node(self, node, argv):
