@@ -1,6 +1,7 @@
 """The parts of the SSH backend that need no board: choosing a Java, the spec of an inventory, what
 reaches a board's command line."""
 
+import ipaddress
 import re
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 
 from sbclab.cluster import inventory, spec
 from sbclab.cluster.backends.ssh import SshBackend, cpu_busy_percent, pick_java
+from sbclab.cluster.remote import smallest_network
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.stack.distribution import Distribution
@@ -63,6 +65,17 @@ def test_files_of_the_cluster_live_under_its_folder_on_each_board(backend):
     pattern = backend._pattern(node)
     assert re.search(pattern, f"java -Dhadoop.log.dir={root}/logs x")
     assert not re.search(pattern, f"pgrep -f -- {pattern}"), "the pattern does not match the command that greps for it"
+
+
+def test_mpi_ranks_keep_to_one_network_holding_every_board_and_daemons_to_their_addresses(backend):
+    workers = backend.spec.worker_nodes
+    networks = backend.mpi_networks(workers)
+    addresses = [n.address for n in workers]
+    assert len(networks.ranks) == 1 and not networks.ranks[0].endswith("/32")
+    assert all(ipaddress.ip_address(a) in ipaddress.ip_network(networks.ranks[0]) for a in addresses)
+    assert {f"{a}/32" for a in addresses} <= set(networks.daemons)
+    assert smallest_network(["192.168.1.10", "192.168.1.200"]) == "192.168.1.0/24"
+    assert smallest_network(["10.0.0.9", "10.0.0.12"]) == "10.0.0.8/29"
 
 
 def test_a_boards_cpu_use_is_everything_but_idle_iowait_and_steal():

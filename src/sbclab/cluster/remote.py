@@ -8,6 +8,8 @@ only: no password is asked for, passed on or logged.
 Commands are argument lists, joined with shlex quoting, so no value reaches the remote shell unquoted.
 """
 
+import ipaddress
+import logging
 import shlex
 import socket
 import time
@@ -22,6 +24,10 @@ import paramiko
 from ..errors import SbclabError
 from .inventory import Host
 from .tunnel import Tunnel
+
+# A board that cannot be reached is reported once, with its name and the fix (connect()); paramiko's
+# transport thread would otherwise print its own traceback for it on stderr.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts").expanduser()
 T = TypeVar("T")
@@ -203,6 +209,29 @@ def address_towards(address: str) -> str:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.connect((address, 9))  # UDP: no packet is sent, only the route chosen
         return probe.getsockname()[0]
+
+
+def resolved_ipv4(address: str) -> str:
+    """The IPv4 address a board's inventory address (an IP or a DNS name) stands for, here."""
+    try:
+        return str(ipaddress.IPv4Address(address))
+    except ValueError:
+        pass
+    try:
+        return socket.getaddrinfo(address, None, socket.AF_INET)[0][4][0]
+    except OSError as err:
+        raise SbclabError(f"{address} has no IPv4 address here ({err}).",
+                          "Give the board's IPv4 address in the inventory.") from err
+
+
+def smallest_network(addresses: list[str]) -> str:
+    """The narrowest IPv4 network (CIDR) that holds every one of addresses."""
+    ips = [ipaddress.IPv4Address(a) for a in addresses]
+    for prefix in range(32, -1, -1):
+        network = ipaddress.IPv4Network(f"{ips[0]}/{prefix}", strict=False)
+        if all(ip in network for ip in ips):
+            return str(network)
+    raise AssertionError("0.0.0.0/0 holds every IPv4 address")
 
 
 def in_parallel(items: list, work: Callable[[object], T], name: Callable[[object], str]) -> dict[str, T | SbclabError]:

@@ -85,11 +85,11 @@ def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command:
             # Ranks waiting for a message give their core away instead of spinning: a board's cores are
             # the node's whole CPU (an emulated node's a share of one), and spinning ranks starve the busy ones.
             "--mca", "mpi_yield_when_idle", "1"]
-    networks = ",".join(ctx.cluster.backend.mpi_interfaces(nodes))
+    networks = ctx.cluster.backend.mpi_networks(nodes)
     if networks:
         # Shared memory between ranks of one node, TCP over the cluster network between nodes.
-        argv += ["--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", networks,
-                 "--mca", "oob_tcp_if_include", networks]
+        argv += ["--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", ",".join(networks.ranks),
+                 "--mca", "oob_tcp_if_include", ",".join(networks.daemons)]
     # Ranks poll for each other's messages; on emulated nodes that needs short CPU periods (cgroups.py).
     with ctx.cluster.backend.polling_friendly(nodes) as period:
         outcome = timed_on(ctx.stack, spec.master, [*argv, *command], env(ctx), log, label, timeout_s, on_host=True)

@@ -9,6 +9,7 @@ import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from pathlib import Path
+from dataclasses import dataclass
 from typing import IO, Callable
 
 import psutil
@@ -27,6 +28,14 @@ def check_local_programs(packages_by_program: dict[str, str]) -> None:
                           f"Install the Debian packages (apt-get install {' '.join(sorted(set(missing.values())))}), "
                           "or run 'make setup'.")
 
+
+
+@dataclass(frozen=True)
+class MpiNetworks:
+    """CIDRs for OpenMPI's interface filters: `ranks` for messages between nodes, `daemons` for its
+    daemons' link back to mpirun on this host."""
+    ranks: list[str]
+    daemons: list[str]
 
 class Backend(ABC):
     name: str
@@ -184,9 +193,9 @@ class Backend(ABC):
         """The working folder of an MPI run, one path for all its nodes (mpirun's --wdir)."""
         return self.state.root / "mpi" / run_id
 
-    def mpi_interfaces(self, nodes: list[NodeSpec]) -> list[str]:
-        """Networks (CIDR) MPI's daemons and ranks keep to; none: OpenMPI's own choice."""
-        return []
+    def mpi_networks(self, nodes: list[NodeSpec]) -> "MpiNetworks | None":
+        """Networks MPI's daemons and ranks keep to; None: OpenMPI's own choice."""
+        return None
 
     @contextmanager
     def polling_friendly(self, nodes: list[NodeSpec]):

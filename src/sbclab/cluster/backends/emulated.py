@@ -23,7 +23,7 @@ from ...monitor import taskstats
 from .. import cgroups, reaper, system
 from ..spec import NodeSpec
 from ..state import ClusterState
-from .base import Backend
+from .base import Backend, MpiNetworks
 
 ETC_NETNS = Path("/etc/netns")
 
@@ -195,9 +195,9 @@ class EmulatedBackend(Backend):
                    "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]
         return wrapped, group.join
 
-    def mpi_interfaces(self, nodes: list[NodeSpec]) -> list[str]:
+    def mpi_networks(self, nodes: list[NodeSpec]) -> MpiNetworks:
         """The cluster network only: this host's bridge address is on it, where mpirun listens."""
-        return [str(self.spec.subnet)]
+        return MpiNetworks(ranks=[str(self.spec.subnet)], daemons=[str(self.spec.subnet)])
 
     @contextmanager
     def polling_friendly(self, nodes: list[NodeSpec]):

@@ -27,9 +27,9 @@ from ...stack.distribution import sha256
 from ...stack.java import SUPPORTED, major_of
 from .. import knobs, reaper
 from ..inventory import Host, Inventory
-from ..remote import DEFAULT_KNOWN_HOSTS, Connection, address_towards, in_parallel
+from ..remote import DEFAULT_KNOWN_HOSTS, Connection, address_towards, in_parallel, resolved_ipv4, smallest_network
 from ..spec import NodeSpec
-from .base import Backend
+from .base import Backend, MpiNetworks
 
 JAVA_PACKAGE = "openjdk-17-jre-headless"
 NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -522,11 +522,19 @@ class SshBackend(Backend):
         board's data directory need not be another's."""
         return Path("/tmp") / f"sbclab-{self.spec.name}-{run_id}"
 
-    def mpi_interfaces(self, nodes: list[NodeSpec]) -> list[str]:
-        """Host routes of the boards and of the address this host reaches them from, as OpenMPI's
-        interface filters take them: its daemons and ranks keep to the boards' inventory addresses."""
-        here = address_towards(nodes[0].address)
-        return [f"{address}/32" for address in dict.fromkeys([here, *(n.address for n in nodes)])]
+    def mpi_networks(self, nodes: list[NodeSpec]) -> MpiNetworks | None:
+        """The daemons keep to the boards' inventory addresses and the one this host reaches them
+        from; the ranks to the smallest network holding every board. OpenMPI's TCP transport fails
+        to connect ("Invalid argument") when a rank's own address is given as a host route (/32),
+        while its daemons take those. Boards known by IPv6 or by names that do not resolve here
+        leave the choice to OpenMPI."""
+        try:
+            boards = [resolved_ipv4(n.address) for n in nodes]
+        except SbclabError:
+            return None
+        here = address_towards(boards[0])
+        return MpiNetworks(ranks=[smallest_network(boards)],
+                           daemons=[f"{address}/32" for address in dict.fromkeys([here, *boards])])
 
     def on_node(self, node, argv):
         """A local command that runs argv on the board over SSH (node_shell.py), as `ssh board argv`
