@@ -30,7 +30,7 @@ demo: setup
 
 test: setup
 	bash scripts/install-system-deps.sh test
-	$(BIN)/pytest -v --durations=25 --timeout=1800 tests/unit tests/integration
+	$(BIN)/pytest -v --instafail --durations=25 --timeout=1200 tests/unit tests/integration
 
 unit-test: python-deps
 	$(BIN)/pytest -v tests/unit

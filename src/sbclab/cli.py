@@ -16,6 +16,7 @@ from .data import airline
 from .cluster import calibration, inventory, lifecycle, plan
 from .cluster.backends.base import check_local_programs
 from .cluster import spec as cluster_spec
+from .cluster.state import ClusterState
 from .errors import SbclabError
 from .monitor.settings import MonitorSettings
 from .results import summary
@@ -187,7 +188,6 @@ def cluster_up(name, workers, board, storage, preset, backend, subnet, disk_size
     if spec is not None:
         spec = _with_knobs(spec, knob_names)
         from .cluster import doctor
-        from .cluster.state import ClusterState
         doctor.preflight(inventory.load(inventory_file), None, None, preset, Path(boards["known_hosts"]),
                          accept_new_host_keys, deploying=True, say=_say, tunnels=spec.web_uis == "loopback")
         if name in ClusterState.names():
@@ -222,7 +222,10 @@ def cluster_status(name, as_json):
 @click.option("--abandoned", is_flag=True,
               help="Instead of NAME, remove every cluster a killed sbclab left behind (no process of it runs).")
 @click.option("--purge", is_flag=True, help="Real boards: also delete the cluster's data and logs on them (kept by default).")
-def cluster_down(name, force, abandoned, purge):
+@click.option("--forget", is_flag=True,
+              help="Real boards: drop this host's record of the cluster even if some boards cannot be reached "
+                   "(what runs on those stays there).")
+def cluster_down(name, force, abandoned, purge, forget):
     """Stop every daemon and remove the nodes: namespaces, links, cgroups, mounts, loop devices, files.
 
     On real boards: stop every daemon and command of the cluster; its data stays unless --purge."""
@@ -230,9 +233,15 @@ def cluster_down(name, force, abandoned, purge):
     if abandoned and not names:
         _say("no abandoned cluster on this host.")
     for each in names:
-        leftovers = lifecycle.down(each, force=force or abandoned, purge=purge)
+        leftovers = lifecycle.down(each, force=force or abandoned, purge=purge, forget=forget)
+        if leftovers and forget:
+            _say(f"cluster '{each}' forgotten; left where it was: {', '.join(leftovers)}.")
+            continue
         if leftovers:
+            on_boards = ClusterState.load(each).spec.backend == "ssh"
             raise SbclabError(f"Could not remove: {', '.join(leftovers)}.",
+                              f"Reach those boards and run 'sbclab cluster down --name {each}' again, or add --forget "
+                              "to drop this host's record of the cluster." if on_boards else
                               f"Run 'sbclab cluster down --force --name {each}' again, as root.")
         _say(f"cluster '{each}' removed.")
 

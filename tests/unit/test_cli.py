@@ -1,10 +1,16 @@
+import socket
 import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from sbclab.cli import main_group
+from sbclab.cluster import inventory
+from sbclab.cluster import spec as cluster_spec
+from sbclab.cluster.state import ClusterState
 
 
 def sbclab(*args):
@@ -109,3 +115,48 @@ def test_an_experiment_on_boards_takes_its_shapes_from_the_inventory():
     other = CliRunner().invoke(main_group, ["bench", "--workloads", "wordcount", "--workers", "1", "--sizes", "1MB",
                                             "--storage", "microsd", "--inventory", example, "--dry-run"])
     assert other.exit_code != 0 and "the inventory's workers are rpi5b/nvme-p31-gen3" in str(other.exception)
+
+
+def _boards_nobody_answers(tmp_path) -> Path:
+    """An inventory of boards on this host's loopback, on ports nothing listens on."""
+    ports = []
+    for _ in range(3):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    key = tmp_path / "id"
+    key.write_text("unused: the connection is refused first\n")
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text(textwrap.dedent(f"""\
+        all:
+          vars: {{address: 127.0.0.1, key: {key}, board: rpi5b, storage: nvme-p31-gen3, data_dir: /srv/sbclab}}
+          children:
+            master: {{hosts: {{pi0: {{port: {ports[0]}}}}}}}
+            workers: {{hosts: {{pi1: {{port: {ports[1]}}}, pi2: {{port: {ports[2]}}}}}}}
+        """))
+    return hosts
+
+
+def test_a_cluster_on_boards_that_are_gone_is_forgotten_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBCLAB_HOME", str(tmp_path / "home"))
+    inv = inventory.load(_boards_nobody_answers(tmp_path))
+    state = ClusterState.create(cluster_spec.from_inventory(inv, name="gone"))
+    state.extra.update({"inventory": inv.model_dump(mode="json"), "dist_dir": "/opt/sbclab"})
+    state.set_phase("up")
+
+    kept = CliRunner().invoke(main_group, ["cluster", "down", "--name", "gone"])
+    assert kept.exit_code != 0 and "--forget" in str(kept.exception), kept.output
+    assert "gone" in ClusterState.names()
+
+    forgotten = CliRunner().invoke(main_group, ["cluster", "down", "--name", "gone", "--force", "--forget"])
+    assert forgotten.exit_code == 0, (forgotten.output, forgotten.exception)
+    assert "forgotten" in forgotten.output and "pi1" in forgotten.output
+    assert ClusterState.names() == []
+
+
+def test_forget_is_refused_for_a_cluster_on_this_host(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBCLAB_HOME", str(tmp_path))
+    ClusterState.create(cluster_spec.build(name="here", backend="processes", workers=1)).set_phase("up")
+    refused = CliRunner().invoke(main_group, ["cluster", "down", "--name", "here", "--forget"])
+    assert refused.exit_code != 0 and "real boards" in str(refused.exception)
+    assert "here" in ClusterState.names()

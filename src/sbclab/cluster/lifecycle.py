@@ -152,16 +152,21 @@ def attach(name: str) -> Cluster:
     return Cluster(state, Stack(backend, backend.distribution(distribution.installed(check=False))))
 
 
-def down(name: str, force: bool = False, purge: bool = False) -> list[str]:
+def down(name: str, force: bool = False, purge: bool = False, forget: bool = False) -> list[str]:
     """Stop daemons and remove every resource the cluster created; return what could not be removed.
 
-    Real boards keep their HDFS and YARN data unless purge is given."""
+    Real boards keep their HDFS and YARN data unless purge is given. With forget, this host's record
+    of a cluster on boards goes even when some of them cannot be reached (a board that died or was
+    reinstalled would otherwise keep the cluster's name taken for ever)."""
     try:
         state = ClusterState.load(name)
     except SbclabError:
         if force:
             return []
         raise
+    if forget and state.spec.backend != "ssh":
+        raise SbclabError(f"--forget is for clusters on real boards; '{name}' runs on this host.",
+                          f"Run 'sbclab cluster down --force --name {name}' as root: what is on this host can be removed.")
     if state.phase != "up" and not force:
         raise SbclabError(f"Cluster '{name}' did not finish coming up (it is '{state.phase}').",
                           f"Remove its leftovers with 'sbclab cluster down --force --name {name}'.")
@@ -169,7 +174,7 @@ def down(name: str, force: bool = False, purge: bool = False) -> list[str]:
         state.extra["purge"] = purge
         state.set_phase("removing")
         leftovers = for_state(state).destroy()
-        _forget(state, leftovers)
+        _forget(state, [] if forget else leftovers)
     return leftovers
 
 
