@@ -156,6 +156,16 @@ def _with_knobs(spec: cluster_spec.ClusterSpec, knob_names) -> cluster_spec.Clus
     return spec.model_copy(update={"knobs": knobs.check_cluster_knobs(knob_names)})
 
 
+def _bare_nodes(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor,
+                inventory_file, known_hosts, accept_new_host_keys, monitor):
+    """The shape for node benchmarks: the inventory's boards (with their power sources) when one is
+    given, else an emulated cluster from the flags."""
+    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, None, False)
+    if spec is None:
+        return _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor), boards, monitor
+    return spec, boards, suite.with_inventory_power(monitor, boards)
+
+
 def _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, dist_dir, expose_web_uis):
     """(spec, boards settings) of an inventory, or (None, None) without one."""
     if inventory_file is None:
@@ -372,12 +382,9 @@ def micro_command(name, workers, board, storage, preset, backend, subnet, disk_s
         sizes_kb = [int(v) for v in _csv(doc_sizes)]
     except ValueError:
         raise SbclabError(f"--doc-sizes {doc_sizes} is not a list of kilobytes.", "Write e.g. 1,4,10,50,70,100.") from None
-    monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
-    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, None, False)
-    if spec is None:
-        spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
-    else:
-        monitor = suite.with_inventory_power(monitor, boards)
+    spec, boards, monitor = _bare_nodes(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor,
+                                        inventory_file, known_hosts, accept_new_host_keys,
+                                        _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file))
     names = [n.name for n in spec.nodes]
     if node_name != "all" and node_name not in names:
         raise SbclabError(f"There is no node '{node_name}' in this cluster.", f"Choose from {', '.join(names)}, or all.")
@@ -458,12 +465,9 @@ def hpl_command(name, workers, board, storage, preset, backend, subnet, disk_siz
     from .workloads import hpl, mpi
     from .workloads.base import RunContext
     check_local_programs(mpi.LAUNCHER)
-    monitor = _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file)
-    spec, boards = _boards(name, preset, inventory_file, known_hosts, accept_new_host_keys, None, False)
-    if spec is None:
-        spec = _spec(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor)
-    else:
-        monitor = suite.with_inventory_power(monitor, boards)
+    spec, boards, monitor = _bare_nodes(name, workers, board, storage, preset, backend, subnet, disk_size, scale_factor,
+                                        inventory_file, known_hosts, accept_new_host_keys,
+                                        _monitor_settings(None, sample_hz, no_sampling, idle_baseline, power_file))
     workers = spec.workers
     counts = [int(c) for c in _csv(node_counts)] if node_counts else [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= workers]
     if any(c < 1 or c > workers for c in counts):
