@@ -37,9 +37,11 @@ def test_a_cluster_name_in_use_is_refused(clean_host):
 
 def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
     remove_if_left("intr")
+    # A shell runs a background job with SIGINT ignored, and Python keeps it ignored: restore what a
+    # terminal gives, or the test would depend on how the test run itself was started.
     up = subprocess.Popen([sys.executable, "-c", "from sbclab.cli import main; main()", "cluster", "up", "--name", "intr",
                            "--disk-size", "2GiB"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          start_new_session=True)
+                          start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         state_file = lifecycle.paths.cluster_dir("intr") / "state.json"
