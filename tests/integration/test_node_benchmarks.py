@@ -63,9 +63,11 @@ def test_cpu_storage_network_and_power_figures_are_stored(ctx):
     assert stress.measurements.power[worker.name].avg_w > idle.measurements.power[worker.name].avg_w
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_hpl_passes_its_residual_check(ctx, workers):
-    """One rank per worker, to fit CI: hpcc runs its whole suite, message tests included, around HPL."""
+def test_hpl_passes_its_residual_check(ctx):
+    """One rank on one worker, to fit CI: hpcc runs its whole suite, message tests included, around
+    HPL. MPI between two emulated workers is NetPIPE's test below; HPL across two nodes (P x Q = 1 x 2)
+    is test_ssh_boards.py's, where the boards' JVM-free cores make it take a minute, not two."""
+    workers = 1
     nodes = ctx.cluster.spec.worker_nodes[:workers]
     groups = [cgroups.NodeCgroup(NAME, n.name) for n in ctx.cluster.spec.nodes]
     limits = [g.cpu_limits() for g in groups]
