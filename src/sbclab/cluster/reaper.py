@@ -76,7 +76,8 @@ def stop(procs: list[psutil.Process], grace_s: float = 5.0) -> list[psutil.Proce
             proc.kill()
         except psutil.Error:
             pass
-    _, alive = psutil.wait_procs(alive, timeout=5)
+    # A killed process still writing to a slow disk goes only when the kernel lets it.
+    _, alive = psutil.wait_procs(alive, timeout=10)
     deadline = time.time() + 5
     while alive and time.time() < deadline:
         alive = [p for p in alive if _alive(p)]

@@ -304,7 +304,14 @@ class EmulatedBackend(Backend):
         in_groups = []
         for procs in self.cgroup_procs_files():
             in_groups += reaper.in_cgroup(procs)
-        return survivors + reaper.stop(in_groups, grace_s=1)
+        survivors += reaper.stop(in_groups, grace_s=1)
+        if survivors:
+            # A process killed while writing through a throttled disk sleeps uninterruptibly until
+            # its writes drain at the node's rate; without the throttle they drain at the host's.
+            for entry in self.state.of_kind("throttle"):
+                cgroups.unthrottle_device(entry["device"])
+            survivors = reaper.stop(survivors, grace_s=1)
+        return survivors
 
     def _remove(self, entry: dict) -> bool:
         kind = entry["kind"]
