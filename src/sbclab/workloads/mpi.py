@@ -23,6 +23,9 @@ from .base import RunContext
 # mpirun runs on this host; each node runs OpenMPI's daemon, which starts the ranks there.
 LAUNCHER = {"mpirun": "openmpi-bin"}
 ON_NODES = {"orted": "openmpi-bin"}
+# Seconds for every node's daemon to call back to mpirun; a daemon starts within seconds even on a
+# Pi Zero-sized share of a core.
+DAEMON_STARTUP_S = 300
 
 
 def agent(ctx: RunContext) -> Path:
@@ -84,7 +87,13 @@ def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command:
             "--mca", "plm_rsh_no_tree_spawn", "1",
             # Ranks waiting for a message give their core away instead of spinning: a board's cores are
             # the node's whole CPU (an emulated node's a share of one), and spinning ranks starve the busy ones.
-            "--mca", "mpi_yield_when_idle", "1"]
+            "--mca", "mpi_yield_when_idle", "1",
+            # Without it each daemon daemonizes; on boards the node shell, seeing its command exit, then
+            # stops the command's process group, which the daemon may not have left yet, and mpirun
+            # waits for ever for a daemon that was killed. Attached, a daemon lives as long as its shell.
+            "--mca", "orte_leave_session_attached", "1",
+            # Whatever else keeps a daemon from calling back is an error after this long, not a hang.
+            "--mca", "orte_startup_timeout", str(DAEMON_STARTUP_S)]
     networks = ctx.cluster.backend.mpi_networks(nodes)
     if networks:
         # Shared memory between ranks of one node, TCP over the cluster network between nodes.
