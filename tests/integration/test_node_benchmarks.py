@@ -66,13 +66,12 @@ def test_cpu_storage_network_and_power_figures_are_stored(ctx):
 def test_hpl_passes_its_residual_check(ctx):
     """One rank on one worker, to fit CI: hpcc runs its whole suite, message tests included, around
     HPL. MPI between two emulated workers is NetPIPE's test below; HPL across two nodes (P x Q = 1 x 2)
-    is test_ssh_boards.py's, where the boards' JVM-free cores make it take a minute, not two."""
-    workers = 1
-    nodes = ctx.cluster.spec.worker_nodes[:workers]
+    is test_ssh_boards.py's (91 s there against 120 s here on two emulated workers)."""
+    nodes = ctx.cluster.spec.worker_nodes[:1]
     groups = [cgroups.NodeCgroup(NAME, n.name) for n in ctx.cluster.spec.nodes]
     limits = [g.cpu_limits() for g in groups]
     run = stored(ctx, hpl.run(ctx, nodes, n=600, nb=32, ranks_per_node=1))
-    assert run.parameters["nodes"] == workers and (run.parameters["p"], run.parameters["q"]) == (1, workers)
+    assert run.parameters["nodes"] == 1 and (run.parameters["p"], run.parameters["q"]) == (1, 1)
     assert run.parameters["hosts"] == [n.name for n in nodes]
     assert run.result["rmax_gflops"] > 0 and run.result["residual"] is not None and run.result["efficiency"] > 0
     # The ranks ran under short CPU periods; afterwards every node's groups hold exactly what they held.

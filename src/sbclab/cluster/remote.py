@@ -225,13 +225,11 @@ def resolved_ipv4(address: str) -> str:
 
 
 def smallest_network(addresses: list[str]) -> str:
-    """The narrowest IPv4 network (CIDR) that holds every one of addresses."""
-    ips = [ipaddress.IPv4Address(a) for a in addresses]
-    for prefix in range(32, -1, -1):
-        network = ipaddress.IPv4Network(f"{ips[0]}/{prefix}", strict=False)
-        if all(ip in network for ip in ips):
-            return str(network)
-    raise AssertionError("0.0.0.0/0 holds every IPv4 address")
+    """The narrowest IPv4 network (CIDR) that holds every one of addresses: the bits the lowest and
+    the highest share hold everything between them."""
+    ips = [int(ipaddress.IPv4Address(a)) for a in addresses]
+    prefix = 32 - (min(ips) ^ max(ips)).bit_length()
+    return str(ipaddress.IPv4Network((min(ips), prefix), strict=False))
 
 
 def in_parallel(items: list, work: Callable[[object], T], name: Callable[[object], str]) -> dict[str, T | SbclabError]:

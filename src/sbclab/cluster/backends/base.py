@@ -8,8 +8,8 @@ import subprocess
 import time
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Callable
 
 import psutil
@@ -29,13 +29,13 @@ def check_local_programs(packages_by_program: dict[str, str]) -> None:
                           "or run 'make setup'.")
 
 
-
 @dataclass(frozen=True)
 class MpiNetworks:
     """CIDRs for OpenMPI's interface filters: `ranks` for messages between nodes, `daemons` for its
     daemons' link back to mpirun on this host."""
     ranks: list[str]
     daemons: list[str]
+
 
 class Backend(ABC):
     name: str
@@ -193,7 +193,7 @@ class Backend(ABC):
         """The working folder of an MPI run, one path for all its nodes (mpirun's --wdir)."""
         return self.state.root / "mpi" / run_id
 
-    def mpi_networks(self, nodes: list[NodeSpec]) -> "MpiNetworks | None":
+    def mpi_networks(self, nodes: list[NodeSpec]) -> MpiNetworks | None:
         """Networks MPI's daemons and ranks keep to; None: OpenMPI's own choice."""
         return None
 

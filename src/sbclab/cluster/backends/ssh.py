@@ -526,8 +526,9 @@ class SshBackend(Backend):
         """The daemons keep to the boards' inventory addresses and the one this host reaches them
         from; the ranks to the smallest network holding every board. OpenMPI's TCP transport fails
         to connect ("Invalid argument") when a rank's own address is given as a host route (/32),
-        while its daemons take those. Boards known by IPv6 or by names that do not resolve here
-        leave the choice to OpenMPI."""
+        while its daemons take those (one board's network is its /32, but its ranks share memory,
+        not TCP). Boards known by IPv6 or by names that do not resolve here leave the choice to
+        OpenMPI."""
         try:
             boards = [resolved_ipv4(n.address) for n in nodes]
         except SbclabError:
