@@ -5,6 +5,7 @@ namespace, mount, loop device, cgroup, link or process of sbclab's afterwards.
 """
 
 import os
+import shutil
 import socket
 import subprocess
 from contextlib import contextmanager
@@ -12,11 +13,28 @@ from contextlib import contextmanager
 import psutil
 import pytest
 
+from sbclab import paths
 from sbclab.cluster import lifecycle, spec
 from sbclab.cluster.backends import default_backend
+from sbclab.cluster.state import ClusterState
+from sbclab.errors import SbclabError
 from sbclab.stack import distribution
 
 NOTHING = {"namespaces": 0, "mounts": 0, "loop_devices": 0, "cgroups": 0, "links": 0, "processes": 0}
+
+
+def pytest_configure(config):
+    """The tests keep their clusters' records in a home of their own beside the user's, sharing only
+    the fetched stack and the host's calibration: a test never sees or removes a user's cluster, and
+    a record a killed test run left is found there by the next run."""
+    user_home = paths.home()
+    test_home = user_home / "tests"
+    test_home.mkdir(parents=True, exist_ok=True)
+    for shared in ("cache", "calibration"):
+        (user_home / shared).mkdir(exist_ok=True)
+        if not (test_home / shared).is_symlink():
+            (test_home / shared).symlink_to(user_home / shared)
+    os.environ["SBCLAB_HOME"] = str(test_home)
 
 
 def pytest_collection_modifyitems(items):
@@ -34,9 +52,22 @@ def stack_is_installed():
 def no_abandoned_cluster():
     """Clusters a killed sbclab left on this host (a main job stopped mid-way) are removed first, said aloud:
     the leak checks here are about what the tests make, and a live cluster of someone else's still fails them."""
+    for name in ClusterState.names():
+        if _backend_of(name) == "ssh":
+            # Its boards were a killed test run's namespaces and went with it: asking them would send
+            # SSH to addresses no test made.
+            shutil.rmtree(paths.cluster_dir(name))
+            print(f"forgot the record of boards '{name}' a killed test run left")
     for name in lifecycle.abandoned():
         leftovers = lifecycle.down(name, force=True)
         print(f"removed the abandoned cluster '{name}' before the tests", f"(could not remove: {leftovers})" if leftovers else "")
+
+
+def _backend_of(name: str) -> str | None:
+    try:
+        return ClusterState.load(name).spec.backend
+    except SbclabError:  # a record of another sbclab version is left for 'cluster down' to report
+        return None
 
 
 def small_spec(name: str, backend: str | None = None, **kw) -> spec.ClusterSpec:

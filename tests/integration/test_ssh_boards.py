@@ -257,6 +257,11 @@ def test_the_distribution_goes_over_once_and_whole(boards, tmp_path):
         shutil.rmtree(there, ignore_errors=True)
 
 
+def _stored(results):
+    """The runs a command stored, none when it failed before storing any (its output then says why)."""
+    return ResultsStore(results).runs() if results.exists() else []
+
+
 def _assert_sampled_on_the_boards(cluster, store, run) -> None:
     """Each board sampled itself: its disk found from its data directory, its interface from its
     address, the job's marks in its samples, and the HDFS writes in its disk counters."""
@@ -381,7 +386,7 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
         "--benchmarks", "storage,network,netpipe,web", "--node", "worker1", "--seconds", "1", "--file-size", "16M",
         "--netpipe-upper", "16KiB", "--netpipe-perturbation", "0", "--doc-sizes", "4", "--step-seconds", "1",
         "--max-rate", "200", "--idle-baseline", "0", "--results", str(results)])
-    runs = {(r.workload, r.engine): r for r in ResultsStore(results).runs()}
+    runs = {(r.workload, r.engine): r for r in _stored(results)}
     assert done.exit_code == 0, (done.output[-3000:], done.exception,
                                  [(r.workload, r.validity) for r in runs.values() if not r.valid])
     assert set(runs) == {("storage", "node"), ("iperf", "node"), ("netpipe", "node"), ("netpipe", "mpi"), ("web", "node")}
@@ -415,7 +420,7 @@ def test_hpl_runs_across_two_boards_from_this_host(boards, tmp_path):
         "hpl", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bhpl",
         "--nodes", "2", "--n", "400", "--nb", "32", "--ranks-per-node", "1", "--idle-baseline", "0",
         "--results", str(results)])
-    runs = ResultsStore(results).runs()
+    runs = _stored(results)
     assert done.exit_code == 0, (done.output[-3000:], done.exception, [r.validity for r in runs if not r.valid])
     [run] = runs
     assert run.valid and run.cluster.backend == "ssh" and run.parameters["hosts"] == ["worker1", "worker2"]
@@ -446,7 +451,7 @@ def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_pa
     finally:
         with open(loopback_hosts, "w") as f:
             f.write(original)
-    runs = [r for r in ResultsStore(results).runs() if r.cell]
+    runs = [r for r in _stored(results) if r.cell]
     assert done.exit_code == 0, (done.output[-3000:], done.exception, [(r.workload, r.validity) for r in runs])
     assert [(r.cell["workers"], [n.name for n in r.cluster.nodes], r.cluster.backend) for r in runs] == \
         [(1, ["master", "worker1"], "ssh")]
