@@ -817,8 +817,8 @@ def query_command(sql, results_dir, fmt):
       sbclab query "DESCRIBE runs"
     """
     import csv as csv_module
-    from .report.build import load_runs
-    from .results import query
+    from .analysis import query
+    from .results.store import load_runs
     columns, rows = query.run_sql(load_runs(results_dir), sql)
     if fmt == "json":
         click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=1, default=str))

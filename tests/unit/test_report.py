@@ -9,7 +9,8 @@ import pytest
 
 from sbclab.errors import SbclabError
 from sbclab.report import build, html, plots, tables
-from sbclab.results import query
+from sbclab.analysis import query
+from sbclab.results.store import load_runs
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
 
@@ -87,7 +88,7 @@ def test_a_foreign_json_file_among_the_runs_is_named(results):
 
 
 def test_query_examples_run_on_recorded_runs(results):
-    runs = build.load_runs(results)
+    runs = load_runs(results)
     for _, sql in query.EXAMPLES:
         columns, rows = query.run_sql(runs, sql)
         assert columns and rows
@@ -97,7 +98,7 @@ def test_query_examples_run_on_recorded_runs(results):
 
 def test_a_bad_query_says_which_tables_exist(results):
     with pytest.raises(SbclabError, match="runs, nodes, published"):
-        query.run_sql(build.load_runs(results), "SELECT * FROM nowhere")
+        query.run_sql(load_runs(results), "SELECT * FROM nowhere")
 
 
 def _other_cluster(results) -> None:

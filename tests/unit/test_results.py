@@ -6,7 +6,7 @@ import pytest
 from sbclab.cluster import spec
 from sbclab.errors import SbclabError
 from sbclab.results import summary
-from sbclab.results.schema import SCHEMA_VERSION, Check, ClusterShape, RunRecord, Validity
+from sbclab.results.schema import SCHEMA_VERSION, Check, ClusterShape, NodeRecord, RunRecord, ScaleRecord, Validity
 from sbclab.results.store import ResultsStore, load
 
 
@@ -17,8 +17,9 @@ def make_run(run_id="r1", valid=True, workload="terasort", exit_status=0) -> Run
         run_id=run_id, experiment_id="e1", workload=workload, engine="hadoop",
         parameters={"size_bytes": 10**6, "rows": 10**4},
         cluster=ClusterShape(name="lab", backend="emulated", emulated=True, shaped=True, workers=2, board="rpi5b",
-                             storage="nvme", preset="stock", nodes=list(s.nodes)),
-        scale=s.scale, versions={"hadoop": "3.3.6"}, configuration={"hdfs-site": {}}, host={"cpus": 2},
+                             storage="nvme", preset="stock",
+                             nodes=[NodeRecord(**n.model_dump()) for n in s.nodes]),
+        scale=ScaleRecord(**s.scale.model_dump()), versions={"hadoop": "3.3.6"}, configuration={"hdfs-site": {}}, host={"cpus": 2},
         command=["sbclab", "run"], job_command=["java"], started_at=start, finished_at=start + timedelta(seconds=5),
         wall_time_s=5.0, exit_status=exit_status,
         validity=Validity.of([Check(name="checksum", passed=valid, detail="x")]),

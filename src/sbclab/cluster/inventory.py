@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import profiles
 from ..errors import SbclabError
-from ..monitor.settings import PowerSpec
 
 _HOST_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,62}$")
 _DNS_NAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
@@ -48,7 +47,8 @@ class Host(BaseModel):
     board: str = "rpi5b"
     storage: str = "nvme-p31-gen3"
     data_dir: str = "/srv/sbclab"
-    power: PowerSpec = Field(default_factory=PowerSpec)
+    # The board's power source as written; monitor/settings.py reads it (inventory_power).
+    power: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -221,3 +221,13 @@ def load(path: Path) -> Inventory:
         raise SbclabError(f"Cannot read the inventory {path}: {err.strerror}.",
                           "Give the path of a YAML inventory; examples/inventory.yml is a template.") from err
     return parse(text, str(path))
+
+
+class BoardAccess(BaseModel):
+    """How this host reaches a cluster's boards: their inventory and the host keys they must show."""
+
+    model_config = ConfigDict(frozen=True)
+
+    inventory: Inventory
+    known_hosts: str
+    accept_new_host_keys: bool = False

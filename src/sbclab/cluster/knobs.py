@@ -76,13 +76,6 @@ def check_cluster_knobs(names) -> tuple[str, ...]:
     return tuple(k for k in CLUSTER_KNOBS if k in set(names))
 
 
-def config_overrides(knob_names) -> dict[str, dict[str, str]]:
-    """The configuration properties the cluster's knobs set, by file."""
-    if "crc-off" in knob_names:
-        return {"hdfs-site": {"dfs.checksum.type": "NULL"}}
-    return {}
-
-
 def _begin(name: str) -> str:
     return f"# sbclab knob {name}: begin"
 
@@ -179,3 +172,18 @@ def apply_on_board(conn, name: str, revert: bool = False) -> str:
                           f"Connect as root, or let {conn.host.user} run sudo without a password.")
     return (f"removed from {path}" if revert else f"written to {path} (original in {Path(path).name}.sbclab-backup)") + \
         "; reboot the board for it to take effect"
+
+
+def of_cluster(state) -> dict[str, list[str]]:
+    """Each knob the cluster has -> the nodes it is on: the spec's cluster knobs on every node, the
+    master on a node of its own wherever nodes are separate machines or namespaces, and the firmware
+    knobs found on the boards."""
+    spec = state.spec
+    everyone = [n.name for n in spec.nodes]
+    found = {name: everyone for name in spec.knobs}
+    if spec.backend != "processes":
+        found["master-separate"] = [spec.master.name]
+    for node, names in state.info.board_knobs.items():
+        for name in names:
+            found.setdefault(name, []).append(node)
+    return found

@@ -5,14 +5,14 @@
 
 Like ssh, the words of the command are joined and run by the node's shell; the cluster is named by
 SBCLAB_CLUSTER. On an emulated cluster the command enters the node's network namespace and cgroup;
-on real boards it runs over SSH, tied to this process's connection (backends/ssh.py TIED).
+on real boards it runs over SSH, tied to this process's connection (ssh.py TIED).
 """
 
 import os
 import sys
 
 from ..errors import SbclabError
-from .backends import for_state
+from .nodes import transport_for
 from .state import ClusterState
 
 
@@ -30,20 +30,14 @@ def main(argv: list[str]) -> int:
     if node is None:
         print(f"node_shell: no node {target} in cluster {state.spec.name}", file=sys.stderr)
         return 255
-    backend = for_state(state)
-    command = " ".join(argv[1:])
-    if state.spec.backend == "ssh":
-        try:
-            return backend.run_tied(node, command, sys.stdout.buffer, sys.stderr.buffer)
-        except SbclabError as err:
-            print(f"node_shell: {err}", file=sys.stderr)
-            return 255
-        finally:
-            backend.close()
-    wrapped, preexec = backend.on_node(node, ["sh", "-c", command])
-    if preexec:
-        preexec()
-    os.execvp(wrapped[0], wrapped)
+    transport = transport_for(state)
+    try:
+        return transport.attach(node, " ".join(argv[1:]))
+    except SbclabError as err:
+        print(f"node_shell: {err}", file=sys.stderr)
+        return 255
+    finally:
+        transport.close()
 
 
 if __name__ == "__main__":

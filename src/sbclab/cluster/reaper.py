@@ -15,6 +15,15 @@ def _alive(proc: psutil.Process) -> bool:
         return False
 
 
+def create_time(pid: int) -> float:
+    """When a process started (0 when it is already gone): with its pid, what tells it apart from a
+    later process given the same pid."""
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return 0.0
+
+
 def recorded(entries: list[dict]) -> list[psutil.Process]:
     """The recorded processes still running; a reused PID is told apart by its start time."""
     procs = []

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from .inventory import Inventory
 
 BACKENDS = ("emulated", "processes")
-PRESETS = ("stock", "paper")
 _NAME = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 
 
@@ -40,9 +39,6 @@ class NodeSpec(BaseModel):
     disk_read_iops: float
     disk_write_iops: float
     link_mbit_s: float
-    # YARN's share of the node: what containers may use without overcommitting it.
-    yarn_memory_mb: int
-    yarn_vcores: int
 
 
 class Scale(BaseModel):
@@ -71,7 +67,7 @@ class ClusterSpec(BaseModel):
 
     name: str
     backend: Literal["emulated", "processes", "ssh"]
-    preset: Literal["stock", "paper"]
+    preset: str  # the name of the stack settings it runs (stack/presets.py)
     board: str
     storage: str
     workers: int
@@ -100,9 +96,6 @@ class ClusterSpec(BaseModel):
                           f"Nodes: {', '.join(n.name for n in self.nodes)}.")
 
 
-# Memory a worker keeps outside YARN: OS, page cache floor, DataNode and NodeManager heaps.
-WORKER_RESERVED_MB = 2048
-MIN_ALLOCATION_MB = 1024
 HOST_RESERVED_BYTES = 2 * 2**30
 DEFAULT_DISK_BYTES = 4 * 2**30
 
@@ -113,18 +106,6 @@ def host_cores() -> int:
 
 def host_memory_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def yarn_memory_mb(node_memory_bytes: int) -> int:
-    """Container memory for a worker: its RAM less the reserve, in whole minimum allocations."""
-    usable = node_memory_bytes // 2**20 - WORKER_RESERVED_MB
-    whole = (usable // MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
-    if whole < MIN_ALLOCATION_MB * 2:
-        raise SbclabError(
-            f"A worker with {node_memory_bytes / 2**30:.1f} GiB cannot hold an ApplicationMaster and a task "
-            f"after {WORKER_RESERVED_MB} MB for the OS and daemons.",
-            "Use fewer workers or a board profile with more RAM.")
-    return whole
 
 
 def _check_name(name: str) -> None:
@@ -177,8 +158,6 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
     _check_name(name)
     if backend not in BACKENDS:
         raise SbclabError(f"Unknown backend '{backend}'.", f"Choose one of: {', '.join(BACKENDS)}.")
-    if preset not in PRESETS:
-        raise SbclabError(f"Unknown preset '{preset}'.", f"Choose one of: {', '.join(PRESETS)}.")
     if not 1 <= workers <= 64:
         raise SbclabError(f"{workers} workers is out of range.", "Give between 1 and 64 workers.")
     b, medium_profile = profiles.check_pair(board, profiles.resolve_storage(storage))
@@ -229,8 +208,6 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
             disk_read_iops=medium.read_iops * factor,
             disk_write_iops=medium.write_iops * factor,
             link_mbit_s=b.nic_mbps * factor,
-            yarn_memory_mb=yarn_memory_mb(node_memory) if role == "worker" else 0,
-            yarn_vcores=b.cores if role == "worker" else 0,
         ))
     return ClusterSpec(name=name, backend=backend, preset=preset, board=b.name, storage=medium_profile.name,
                        workers=workers, subnet=subnet if backend == "emulated" else "127.0.0.1/32",
@@ -245,24 +222,16 @@ def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "
     The cluster's board and storage are the workers' (the first worker's when they differ), which is
     what a run's cell is keyed on."""
     _check_name(name)
-    if preset not in PRESETS:
-        raise SbclabError(f"Unknown preset '{preset}'.", f"Choose one of: {', '.join(PRESETS)}.")
     nodes = []
     for host in inventory.hosts:
         b, medium_profile = profiles.check_pair(host.board, profiles.resolve_storage(host.storage))
         medium = medium_profile.figures_on(b.io_like or b.name)
         memory = int(b.ram_gib * 2**30)
-        worker = host.role == "worker"
-        try:
-            yarn_mb = yarn_memory_mb(memory) if worker else 0
-        except SbclabError as err:
-            raise SbclabError(f"{inventory.source}: host '{host.name}': {err.message}", err.hint) from err
         nodes.append(NodeSpec(
             name=host.name, role=host.role, address=host.address, board=b.name, storage=medium_profile.name,
             cpu_cores=float(b.cores), memory_bytes=memory, disk_bytes=0,
             disk_read_bytes_s=medium.seq_read * 1e6, disk_write_bytes_s=medium.seq_write * 1e6,
-            disk_read_iops=medium.read_iops, disk_write_iops=medium.write_iops, link_mbit_s=b.nic_mbps,
-            yarn_memory_mb=yarn_mb, yarn_vcores=b.cores if worker else 0))
+            disk_read_iops=medium.read_iops, disk_write_iops=medium.write_iops, link_mbit_s=b.nic_mbps))
     first = next(n for n in nodes if n.role == "worker")
     scale = Scale(factor=1.0, memory_factor=1.0, host_cores=sum(int(n.cpu_cores) for n in nodes),
                   host_memory_bytes=sum(n.memory_bytes for n in nodes), limited_by="nothing",

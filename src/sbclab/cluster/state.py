@@ -3,6 +3,9 @@
 Each resource is written to the state file *before* it is created; removal tolerates resources
 that never came to exist. That way `cluster down --force` cleans up after a crash or a SIGKILL at
 any point of `cluster up`.
+
+The layers above keep their own records beside it in the cluster's folder (the stack's in
+stack.json, the data sets in datasets.json); they go with the folder when the cluster is removed.
 """
 
 import json
@@ -11,29 +14,53 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import atomic, paths
 from ..errors import SbclabError
+from .inventory import BoardAccess
 from .spec import ClusterSpec
 
-STATE_VERSION = 1
+# 2: typed `info` instead of free-form `extra`; nodes without YARN's share (the stack sizes that).
+STATE_VERSION = 2
+
+
+class Owner(BaseModel):
+    """The sbclab process that made the cluster, told apart from a later one with the same pid."""
+
+    pid: int
+    create_time: float
+
+
+class ClusterInfo(BaseModel):
+    """What the cluster layer knows of a cluster besides its spec and resources."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    owner: Owner | None = None
+    temporary: bool = Field(False, description="lives only as long as the sbclab that made it (a run's own cluster)")
+    nodes_only: bool = Field(False, description="nodes without Hadoop or Spark (node benchmarks)")
+    purge: bool = Field(False, description="boards: remove the cluster's data and logs when it goes")
+    boards: BoardAccess | None = None
+    board_knobs: dict[str, list[str]] = Field(default_factory=dict,
+                                             description="firmware knobs found on each board when it was prepared")
 
 
 class ClusterState:
     def __init__(self, path: Path, spec: ClusterSpec, resources: list[dict[str, Any]] | None = None,
-                 phase: str = "creating", extra: dict[str, Any] | None = None):
+                 phase: str = "creating", info: ClusterInfo | None = None):
         self.path = path
         self.spec = spec
         self.resources = resources or []
         self.phase = phase
-        self.extra = extra or {}
+        self.info = info or ClusterInfo()
 
     @property
     def root(self) -> Path:
         return self.path.parent
 
     @classmethod
-    def create(cls, spec: ClusterSpec) -> "ClusterState":
+    def create(cls, spec: ClusterSpec, info: ClusterInfo | None = None) -> "ClusterState":
         path = paths.cluster_dir(spec.name) / "state.json"
         if path.exists():
             raise SbclabError(
@@ -41,7 +68,8 @@ class ClusterState:
                 f"Run 'sbclab cluster status --name {spec.name}', or 'sbclab cluster down --force --name {spec.name}' to remove it.")
         # Who made it, so a cluster whose maker was killed mid-way can be told from one in use.
         me = psutil.Process()
-        state = cls(path, spec, extra={"owner": {"pid": me.pid, "create_time": me.create_time()}})
+        info = (info or ClusterInfo()).model_copy(update={"owner": Owner(pid=me.pid, create_time=me.create_time())})
+        state = cls(path, spec, info=info)
         state.save()
         return state
 
@@ -51,12 +79,20 @@ class ClusterState:
         if not path.exists():
             raise SbclabError(f"No cluster named '{name}' is up.",
                               "Start one with 'sbclab cluster up'.")
-        raw = json.loads(path.read_text())
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as err:
+            raise SbclabError(f"The state file {path} cannot be read ({err}).",
+                              f"Delete {path.parent} by hand once nothing of the cluster runs.") from err
         if raw.get("version") != STATE_VERSION:
             raise SbclabError(f"The state file {path} has version {raw.get('version')}, this sbclab reads {STATE_VERSION}.",
                               f"Remove the cluster with the sbclab that made it, or delete {path.parent} by hand.")
-        return cls(path, ClusterSpec.model_validate(raw["spec"]), raw["resources"], raw["phase"],
-                   raw.get("extra", {}))
+        try:
+            return cls(path, ClusterSpec.model_validate(raw["spec"]), raw["resources"], raw["phase"],
+                       ClusterInfo.model_validate(raw.get("info", {})))
+        except (KeyError, ValidationError) as err:
+            raise SbclabError(f"The state file {path} is damaged ({err}).",
+                              f"Delete {path.parent} by hand once nothing of the cluster runs.") from err
 
     @staticmethod
     def names() -> list[str]:
@@ -70,7 +106,7 @@ class ClusterState:
         with self._lock:
             atomic.write_text(self.path, json.dumps({
                 "version": STATE_VERSION, "phase": self.phase, "spec": self.spec.model_dump(mode="json"),
-                "resources": self.resources, "extra": self.extra}, indent=1))
+                "resources": self.resources, "info": self.info.model_dump(mode="json")}, indent=1))
 
     def record(self, kind: str, **fields: Any) -> dict[str, Any]:
         """Note a resource about to be created; call before creating it."""

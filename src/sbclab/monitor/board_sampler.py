@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from ..cluster.spec import NodeSpec
+from ..cluster.ssh import SshTransport
 from ..errors import SbclabError
 
 SHIPPED = ("sampler.py", "readings.py", "taskstats.py")
@@ -82,12 +83,13 @@ def cpu_share_from(stat_uptime_hz: str) -> float | None:
 class BoardSampler:
     """The recorder's handle of one board's sampler (the methods of recorder.LocalSampler)."""
 
-    def __init__(self, backend, name: str, node: NodeSpec, target: dict, run_id: str, interval_s: float):
-        self.backend, self.name, self.node, self.target = backend, name, node, target
-        root = backend.cluster_root(node)
+    def __init__(self, transport: SshTransport, name: str, node: NodeSpec, target: dict, run_id: str, interval_s: float,
+                 collected: Path):
+        self.transport, self.name, self.node, self.target = transport, name, node, target
+        root = transport.cluster_root(node)
         self.code = root / "sampler"
         self.remote_out = root / "samples" / f"{run_id}.jsonl"
-        self.local_out = backend.local_dir(node) / "samples" / f"{run_id}.jsonl"
+        self.local_out = collected / f"{run_id}.jsonl"
         self.interval_s = interval_s
         self.pid: int | None = None
         self.entry: dict | None = None
@@ -98,24 +100,24 @@ class BoardSampler:
         """Copy the sampler and its target over SFTP, then start it and wait for its first sample
         in one command: on a slow board every command costs a process start."""
         here = Path(__file__).parent
-        sftp = self.backend.connection(self.node).sftp()
+        sftp = self.transport.connection(self.node).sftp()
         for folder in (self.code.parent, self.code, self.remote_out.parent):
             try:
                 sftp.mkdir(str(folder))
             except OSError:
                 pass  # there already; a folder that cannot be made fails the write below
-        self.backend.write_files(self.node, self.code, {name: (here / name).read_text() for name in SHIPPED})
+        self.transport.put(self.node, self.code, {name: (here / name).read_text() for name in SHIPPED})
         target_file = self.remote_out.with_suffix(".target.json")
-        self.backend.write_files(self.node, target_file.parent, {target_file.name: json.dumps(self.target)})
-        self.entry = self.backend.record_process(self.node, f"sampler {self.name}")
+        self.transport.put(self.node, target_file.parent, {target_file.name: json.dumps(self.target)})
+        self.entry = self.transport.record_session(self.node, f"sampler {self.name}")
         argv = ["python3", str(self.code / "sampler.py"), "--target", str(target_file), "--out", str(self.remote_out),
                 "--interval", f"{self.interval_s:g}"]
-        started = self.backend.connection(self.node).shell(
+        started = self.transport.connection(self.node).shell(
             _LAUNCH, [str(self.code), str(self.remote_out), self.entry["pidfile"], *argv], timeout_s=60)
         last = started.stdout.strip().splitlines()[-1:] or [""]
         if started.status != 0 or not last[0].isdigit():
-            self.backend.stop_sessions(self.node, [self.entry["pidfile"]])
-            self.backend.state.forget(self.entry)
+            self.transport.stop_sessions(self.node, [self.entry["pidfile"]])
+            self.transport.state.forget(self.entry)
             self.entry = None
             raise SbclabError(f"The sampler did not start on {self.node.name}: "
                               f"{(started.stdout + started.stderr).strip()[-300:] or f'exit {started.status}'}.",
@@ -135,7 +137,7 @@ class BoardSampler:
         if not self.running():
             return False
         needle = f'"mark":{json.dumps(label)}'
-        done = self.backend.connection(self.node).shell(_MARK, [str(self.pid), str(self.remote_out), label, needle],
+        done = self.transport.connection(self.node).shell(_MARK, [str(self.pid), str(self.remote_out), label, needle],
                                                          timeout_s=30)
         if done.status != 0:
             self.died = True
@@ -148,24 +150,24 @@ class BoardSampler:
         if self.entry is None:
             return
         if self.running():
-            done = self.backend.connection(self.node).shell(_STOP, [str(self.pid), self.entry["pidfile"]], timeout_s=60)
+            done = self.transport.connection(self.node).shell(_STOP, [str(self.pid), self.entry["pidfile"]], timeout_s=60)
             self.cost = cpu_share_from(done.stdout)
         else:
-            self.backend.stop_sessions(self.node, [self.entry["pidfile"]])
-        self.backend.state.forget(self.entry)
+            self.transport.stop_sessions(self.node, [self.entry["pidfile"]])
+        self.transport.state.forget(self.entry)
         self.entry, self.pid = None, None
         self._fetch()
 
     def forget(self) -> None:
         if self.entry is not None:
-            self.backend.stop_sessions(self.node, [self.entry["pidfile"]])
-            self.backend.state.forget(self.entry)
+            self.transport.stop_sessions(self.node, [self.entry["pidfile"]])
+            self.transport.state.forget(self.entry)
             self.entry = None
         self._fetch()
 
     def _fetch(self) -> None:
         try:
-            self.backend.fetch(self.node, self.remote_out, self.local_out)
+            self.transport.get(self.node, self.remote_out, self.local_out)
         except (OSError, SbclabError):
             pass  # the board is unreachable: its samples stay there, and the run says it has none
 

@@ -9,8 +9,9 @@ since a skewed clock misplaces a node's samples and its engine's phase times jus
 import time
 from datetime import datetime, timezone
 
+from ..cluster.transport import Transport
 from ..results.store import ResultsStore
-from . import measure
+from . import measure, sampling
 from .recorder import Recorder, measure_clock_offsets
 from .settings import MonitorSettings
 
@@ -37,16 +38,15 @@ def clock_notes(baseline: dict | None) -> list[str]:
             for name, o in sorted(offsets.items()) if abs(o["offset_s"]) > CLOCK_TOLERANCE_S]
 
 
-def check_clocks(cluster, say=lambda message: None) -> dict[str, dict[str, float]]:
+def check_clocks(transport: Transport, say=lambda message: None) -> dict[str, dict[str, float]]:
     """Each sampled node's clock offset to this host's, with a warning for each one over the tolerance."""
-    backend = cluster.backend
-    offsets = measure_clock_offsets(backend, backend.sampling_points())
+    offsets = measure_clock_offsets(transport, sampling.points(transport))
     for sentence in clock_warnings(offsets):
         say(f"warning: {sentence}")
     return offsets
 
 
-def measure_idle(cluster, settings: MonitorSettings, store: ResultsStore, run_id: str,
+def measure_idle(transport: Transport, settings: MonitorSettings, store: ResultsStore, run_id: str,
                  say=lambda message: None) -> dict | None:
     """The idle baseline's result (watts, sources, clock offsets), stored for every run of the suite.
 
@@ -54,9 +54,9 @@ def measure_idle(cluster, settings: MonitorSettings, store: ResultsStore, run_id
     saying why; the clocks are checked either way."""
     if not settings.enabled or settings.idle_baseline_s <= 0:
         why = "sampling is off" if not settings.enabled else "idle_baseline_s is 0"
-        return {"run_id": None, "skipped": why, "clock_offsets": check_clocks(cluster, say)}
+        return {"run_id": None, "skipped": why, "clock_offsets": check_clocks(transport, say)}
     say(f"measuring the idle baseline: {settings.idle_baseline_s:g} s with nothing running")
-    recorder = Recorder(cluster, run_id, settings)
+    recorder = Recorder(transport, run_id, settings)
     recorder.start()
     start = time.time()
     try:
@@ -66,7 +66,7 @@ def measure_idle(cluster, settings: MonitorSettings, store: ResultsStore, run_id
         raise
     end = time.time()
     raw = recorder.stop()
-    measured, document = measure.summarise(raw, start=start, end=end, spec=cluster.spec, engine=None, counters={},
+    measured, document = measure.summarise(raw, start=start, end=end, spec=transport.spec, engine=None, counters={},
                                            input_bytes=None, engine_phases=[])
     path = store.write_series(run_id, document)
     for sentence in clock_warnings(raw.clock_offsets):

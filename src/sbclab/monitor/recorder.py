@@ -11,10 +11,6 @@ A sampler that dies is started again at the next mark and the gap is recorded, n
 """
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,93 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
 import requests
 
-from ..cluster import reaper
-from ..cluster.spec import NodeSpec
+from ..cluster import nodeops
+from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import plug
-from .settings import MonitorSettings, PowerSpec
-
-MARK_WAIT_S = 3.0
-
-
-def _lines(path: Path) -> int:
-    try:
-        with open(path, "rb") as f:
-            return f.read().count(b"\n")
-    except OSError:
-        return 0
-
-
-class LocalSampler:
-    """A sampler started by this host (emulated and local nodes), its files in the node's folder here.
-
-    The recorder drives every sampler through these methods; a board's sampler (board_sampler.py)
-    has the same ones, done over SSH."""
-
-    def __init__(self, backend, name: str, node: NodeSpec, target: dict, run_id: str, interval_s: float):
-        self.backend, self.name, self.node, self.target = backend, name, node, target
-        folder = backend.node_dir(node) / "samples"
-        folder.mkdir(parents=True, exist_ok=True)
-        self.out = folder / f"{run_id}.jsonl"
-        self.interval_s = interval_s
-        self.proc: subprocess.Popen | None = None
-        self.entry: dict | None = None
-        self.out.with_suffix(".target.json").write_text(json.dumps(target))
-
-    def launch(self) -> None:
-        argv = [sys.executable, "-m", "sbclab.monitor.sampler", "--target", str(self.out.with_suffix(".target.json")),
-                "--out", str(self.out), "--interval", f"{self.interval_s:g}"]
-        with open(self.out.with_suffix(".log"), "ab") as log:
-            self.proc, self.entry = self.backend.start_sampler(self.node, argv, log, f"sampler {self.name}")
-
-    def starting(self) -> bool:
-        """Still to write its header and first sample (and alive)."""
-        return self.proc is not None and self.proc.poll() is None and _lines(self.out) < 2
-
-    def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def exit_status(self):
-        return None if self.proc is None else self.proc.poll()
-
-    def mark(self, label: str) -> bool:
-        """A sample labelled `label` now; False when the sampler is not there to take it."""
-        if not self.running():
-            return False
-        self.out.with_suffix(".jsonl.mark").write_text(label)
-        try:
-            self.proc.send_signal(signal.SIGUSR1)
-        except ProcessLookupError:
-            return False
-        _wait_for_mark(self.out, label)
-        return True
-
-    def cpu_share(self) -> float | None:
-        return _cpu_share(self.proc)
-
-    def stop(self) -> None:
-        proc = self.proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                reaper.stop([psutil.Process(proc.pid)], grace_s=1)
-        self.backend.state.forget(self.entry)
-        self.proc = None
-
-    def forget(self) -> None:
-        """The sampler died: its record goes, so a relaunch records its successor."""
-        self.backend.state.forget(self.entry)
-
-    def samples_file(self) -> Path:
-        return self.out
-
+from . import plug, sampling
+from .settings import MonitorSettings
 
 @dataclass
 class SamplerRecord:
@@ -138,12 +54,12 @@ class RawRecording:
         return {f"samples/{name}.jsonl": Path(n["file"]) for name, n in self.nodes.items()}
 
 
-def measure_clock_offsets(backend, points) -> dict[str, dict[str, float]]:
+def measure_clock_offsets(transport, points) -> dict[str, dict[str, float]]:
     """Each node's clock minus this host's, from the node's time read between two host readings."""
     offsets = {}
     for name, node, _ in points:
         before = time.time()
-        node_time = backend.node_time(node)
+        node_time = nodeops.node_time(transport, node)
         after = time.time()
         if node_time is None:
             continue
@@ -153,9 +69,8 @@ def measure_clock_offsets(backend, points) -> dict[str, dict[str, float]]:
 
 
 class Recorder:
-    def __init__(self, cluster, run_id: str, settings: MonitorSettings, datanode_counters=None):
-        self.cluster = cluster
-        self.backend = cluster.backend
+    def __init__(self, transport: Transport, run_id: str, settings: MonitorSettings, datanode_counters=None):
+        self.transport = transport
         self.run_id = run_id
         self.settings = settings
         self.interval = 1.0 / settings.hz
@@ -172,14 +87,15 @@ class Recorder:
     # --- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> None:
-        points = self.backend.sampling_points()
-        self.offsets = measure_clock_offsets(self.backend, points)
+        points = sampling.points(self.transport)
+        self.offsets = measure_clock_offsets(self.transport, points)
         for name, node, target in points:
             power = self.settings.power_for(name)
             target = {**target, "power": power.node_side()}
-            self.samplers.append(SamplerRecord(self.backend.sampler(name, node, target, self.run_id, self.interval)))
+            self.samplers.append(SamplerRecord(sampling.sampler(self.transport, name, node, target, self.run_id,
+                                                                self.interval)))
             if power.source == "http-plug":
-                plugs = self.backend.local_dir(node) / "samples"
+                plugs = sampling.collected_dir(self.transport, node)
                 plugs.mkdir(parents=True, exist_ok=True)
                 self.pollers[name] = plug.Poller(power, self.interval, plugs / f"{self.run_id}.plug.jsonl")
                 self.pollers[name].start()
@@ -225,7 +141,7 @@ class Recorder:
                                    "sampler_cpu_pct": cost.get(sampler.name)}
         return RawRecording(run_id=self.run_id, interval_s=self.interval, nodes=nodes, marks=self.marks,
                             datanodes=self.datanodes, clock_offsets=self.offsets, power=power,
-                            commands=self.commands, emulated=self.cluster.spec.backend == "emulated")
+                            commands=self.commands, emulated=self.transport.name == "emulated")
 
     def abandon(self) -> None:
         """Stop everything without collecting (the run failed in a way that stores nothing)."""
@@ -246,7 +162,7 @@ class Recorder:
 
     def mark(self, label: str) -> None:
         with self.lock:
-            self.backend.sync_disks()
+            sampling.sync_disks(self.transport)
             t = time.time()
             # All nodes at once: a board's mark is a round trip over SSH.
             marked = _each([s for s in self.samplers if s.handle.running() or s.handle.exit_status() is not None],
@@ -297,33 +213,6 @@ def _each(samplers: list[SamplerRecord], work) -> dict[str, object]:
         return dict(zip((s.name for s in samplers), pool.map(work, samplers)))
 
 
-def _cpu_share(proc: subprocess.Popen | None) -> float | None:
-    """The sampler's own CPU use, in % of one core, since it started: the cost of measuring."""
-    if proc is None or proc.poll() is not None:
-        return None
-    try:
-        p = psutil.Process(proc.pid)
-        times = p.cpu_times()
-        alive = time.time() - p.create_time()
-    except psutil.Error:
-        return None
-    return round(100 * (times.user + times.system) / alive, 4) if alive > 0 else None
-
-
-def _wait_for_mark(out: Path, label: str) -> None:
-    deadline = time.monotonic() + MARK_WAIT_S
-    while time.monotonic() < deadline:
-        try:
-            with open(out, "rb") as f:
-                f.seek(max(0, os.path.getsize(out) - 4096))
-                tail = f.read().decode(errors="replace")
-        except OSError:
-            return
-        if f'"mark":{json.dumps(label)}' in tail:
-            return
-        time.sleep(0.01)
-
-
 def last_sample_time(path: Path) -> float | None:
     _, samples = read_samples(path)
     return samples[-1]["t"] if samples else None
@@ -349,4 +238,3 @@ def read_samples(path: Path) -> tuple[dict, list[dict]]:
     return header, samples
 
 
-__all__ = ["Recorder", "LocalSampler", "RawRecording", "PowerSpec", "read_samples", "measure_clock_offsets"]

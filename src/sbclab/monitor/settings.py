@@ -2,8 +2,9 @@
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..cluster.inventory import Inventory
 from ..errors import SbclabError
 
 POWER_SOURCES = ("model", "rapl", "pi5-pmic", "http-plug", "csv")
@@ -70,3 +71,30 @@ class MonitorSettings(BaseModel):
 
 
 OFF = MonitorSettings(enabled=False)
+
+
+def inventory_power(inventory: Inventory) -> dict[str, PowerSpec]:
+    """Each board's power source as its inventory gives it (boards that name none are left out)."""
+    found = {}
+    for host in inventory.hosts:
+        if not host.power:
+            continue
+        try:
+            found[host.name] = PowerSpec.model_validate(host.power)
+        except ValidationError as err:
+            first = err.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "source"
+            raise SbclabError(f"{inventory.source}: host '{host.name}' has a bad power.{field}: "
+                              f"{first['msg'].removeprefix('Value error, ')}.",
+                              "Fix that value; examples/inventory.yml shows every field.") from err
+    return found
+
+
+def with_inventory_power(settings: MonitorSettings, inventory: Inventory) -> MonitorSettings:
+    """The boards' power sources from the inventory, where the settings name none for that board:
+    a power file's entry for a board wins, then the inventory's, then the file's default."""
+    power = dict(settings.power)
+    for name, spec in inventory_power(inventory).items():
+        if name not in power and (spec.source != "model" or "default" not in power):
+            power[name] = spec
+    return settings.model_copy(update={"power": power})

@@ -14,7 +14,7 @@ from ..analysis.derived import CellFigures, Comparison, Costs, engine_ratios, fi
 from ..analysis.verdicts import Verdict, verdict
 from ..errors import SbclabError
 from ..results.schema import RunRecord
-from ..results.store import ResultsStore
+from ..results.store import load_runs
 
 
 @dataclass
@@ -133,20 +133,6 @@ def power_warnings(runs: list[RunRecord], with_cluster: bool = False, estimated:
                    ". Check the meter or plug (address, network, permissions), or 'sbclab results show RESULTS RUN_ID' "
                    "for each run's notes.")
     return out
-
-
-def load_runs(results: Path) -> list[RunRecord]:
-    results = Path(results)
-    if not results.is_dir():
-        raise SbclabError(f"There is no results directory {results}.",
-                          "Give the directory you passed to 'sbclab run --results' or 'sbclab bench --results'.")
-    if not (results / "runs").is_dir():
-        raise SbclabError(f"{results} is not an sbclab results directory (it has no runs/ folder).",
-                          "Give the directory you passed to 'sbclab run --results'; runs are stored in its runs/ folder.")
-    runs = ResultsStore(results).runs()
-    if not runs:
-        raise SbclabError(f"{results} holds no runs yet.", f"Run 'sbclab run --results {results}' first.")
-    return runs
 
 
 def build(results: Path, costs: Costs | None = None) -> Report:

@@ -5,7 +5,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..cluster.spec import NodeSpec, Scale
 from .measurements import Measurements
 
 SCHEMA_VERSION = 3
@@ -32,6 +31,41 @@ class Validity(BaseModel):
         return cls(valid=all(c.passed for c in checks) if checks else None, checks=checks)
 
 
+class NodeRecord(BaseModel):
+    """One node as the run had it: what this host gave it after scaling, and YARN's share of it."""
+
+    name: str
+    role: Literal["master", "worker"]
+    address: str
+    board: str
+    storage: str
+    cpu_cores: float
+    memory_bytes: int
+    disk_bytes: int
+    disk_read_bytes_s: float
+    disk_write_bytes_s: float
+    disk_read_iops: float
+    disk_write_iops: float
+    link_mbit_s: float
+    yarn_memory_mb: int
+    yarn_vcores: int
+
+
+class ScaleRecord(BaseModel):
+    """How much of each profile the host could give: `factor` for CPU, disk and network together,
+    `memory_factor` for memory; `core_speed` host cores per board core (sysbench, 1 thread)."""
+
+    factor: float
+    memory_factor: float
+    host_cores: int
+    host_memory_bytes: int
+    calibrated: bool = False
+    core_speed: float = 1.0
+    limited_by: str = "cpu"
+    host_calibration: str | None = None
+    note: str = ""
+
+
 class ClusterShape(BaseModel):
     name: str
     backend: Literal["emulated", "processes", "ssh"]
@@ -41,7 +75,7 @@ class ClusterShape(BaseModel):
     board: str
     storage: str
     preset: str
-    nodes: list[NodeSpec]
+    nodes: list[NodeRecord]
     knobs: dict[str, list[str]] = Field(default={}, description="each knob the cluster had -> the nodes it was on "
                                         "(cluster/knobs.py); a board knob written after the board's last boot says so")
 
@@ -57,7 +91,7 @@ class RunRecord(BaseModel):
     engine: Literal["hadoop", "spark", "node", "mpi"]
     parameters: dict[str, Any]
     cluster: ClusterShape
-    scale: Scale
+    scale: ScaleRecord
     versions: dict[str, str]
     configuration: dict[str, dict[str, str]]
     host: dict[str, Any]

@@ -89,3 +89,18 @@ def load(path: Path) -> RunRecord:
         first = err.errors()[0]
         raise SbclabError(f"{path} does not match the run schema at '{'.'.join(map(str, first['loc']))}': {first['msg']}.",
                           "Move it out of the results directory.") from err
+
+
+def load_runs(results: Path) -> list[RunRecord]:
+    """Every run of a results directory, oldest first; a directory that holds none is refused."""
+    results = Path(results)
+    if not results.is_dir():
+        raise SbclabError(f"There is no results directory {results}.",
+                          "Give the directory you passed to 'sbclab run --results' or 'sbclab bench --results'.")
+    if not (results / "runs").is_dir():
+        raise SbclabError(f"{results} is not an sbclab results directory (it has no runs/ folder).",
+                          "Give the directory you passed to 'sbclab run --results'; runs are stored in its runs/ folder.")
+    runs = ResultsStore(results).runs()
+    if not runs:
+        raise SbclabError(f"{results} holds no runs yet.", f"Run 'sbclab run --results {results}' first.")
+    return runs

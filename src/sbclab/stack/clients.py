@@ -37,16 +37,16 @@ def timed_on(stack: Stack, node, argv: list[str], env: dict[str, str], log: Path
     """Run a client command on a node, timed and marked in the run's recording like every job."""
     log.parent.mkdir(parents=True, exist_ok=True)
     offset = log.stat().st_size if log.exists() else 0
-    recording = stack.recording
-    if recording is not None:  # marked before the clock starts, so marking costs the job nothing
-        recording.command_started(label)
+    marks = stack.marks
+    if marks is not None:  # marked before the clock starts, so marking costs the job nothing
+        marks.command_started(label)
     started_at = datetime.now(timezone.utc)
     start = time.monotonic()
-    status = stack.backend.run(node, argv, env, log, timeout_s=timeout_s, label=label, on_host=on_host)
+    status = stack.transport.run(node, argv, env, log, timeout_s=timeout_s, label=label, on_host=on_host)
     wall = time.monotonic() - start
     finished_at = datetime.now(timezone.utc)
-    if recording is not None:
-        recording.command_finished(label, started_at, finished_at, status)
+    if marks is not None:
+        marks.command_finished(label, started_at, finished_at, status)
     with open(log, errors="replace") as f:
         f.seek(offset)
         output = f.read()
@@ -88,14 +88,14 @@ def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, tim
     fs_cmd = shlex.join(stack.java(master, "org.apache.hadoop.fs.FsShell", fs_args))
     script = f"set -o pipefail; {fs_cmd} | {{ {shell_tail}; }} > {shlex.quote(str(result))}"
     try:
-        status = stack.backend.run(master, ["bash", "-c", script], stack.env(master), log, timeout_s=timeout_s,
+        status = stack.transport.run(master, ["bash", "-c", script], stack.env(master), log, timeout_s=timeout_s,
                                    label=f"hdfs dfs {fs_args[0]} | {shell_tail.split()[0]}")
         if status != 0:
             raise SbclabError(f"Reading {' '.join(fs_args[1:])} from HDFS through '{shell_tail}' failed "
                               f"(exit {status}).", f"Read {log}.")
-        return stack.backend.read_text(master, result) or ""
+        return stack.transport.read_text(master, result) or ""
     finally:
-        stack.backend.remove(master, result)
+        stack.transport.remove(master, result)
 
 
 def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[str],
@@ -108,10 +108,10 @@ def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[st
         submit += ["--conf", f"{key}={value}"]
     launcher = [env["JAVA_HOME"] + "/bin/java", "-Xmx128m", "-cp", f"{stack.dist.spark_jars}/*",
                 "org.apache.spark.launcher.Main", *submit, str(jar), *args]
-    status, stdout, stderr = stack.backend.capture(master, launcher, env, timeout_s=120)
-    command = [part.strip() for part in stdout.decode().split("\0") if part.strip()]
-    if status != 0 or not command:
-        lines = stderr.decode(errors="replace").strip().splitlines()
+    done = stack.transport.capture(master, launcher, env, timeout_s=120)
+    command = [part.strip() for part in done.stdout.decode().split("\0") if part.strip()]
+    if done.status != 0 or not command:
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
         raise SbclabError(f"Spark's launcher could not build the spark-submit command: {lines[-1] if lines else 'no output'}.",
                           "Run 'sbclab stack fetch --refresh' to restore the Spark distribution.")
     return command

@@ -13,9 +13,8 @@ from importlib import resources
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from ..cluster import knobs
 from ..cluster.spec import ClusterSpec, NodeSpec
-from . import presets
+from . import presets, sizing
 from .distribution import Distribution
 
 # Hadoop's YARN web apps (Guice/cglib) reflect into java.lang, closed by default since Java 16.
@@ -68,9 +67,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
     def web(name: str, where: NodeSpec = node) -> str:
         return f"{web_host(spec, where)}:{port(spec, where, name)}"
 
-    workers = spec.worker_nodes
-    max_container_mb = min(8192, min(w.yarn_memory_mb for w in workers))
-    max_container_vcores = min(4, min(w.yarn_vcores for w in workers))
+    max_container_mb, max_container_vcores = sizing.largest_container(spec)
+    node_mb, node_vcores = sizing.yarn_share(node)
     classpath = f"$HADOOP_CONF_DIR,{dist.hadoop_classpath}"
     values = {
         "core-site": {
@@ -110,9 +108,9 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "yarn.nodemanager.vmem-check-enabled": "false",
             # Node filesystems are sized for the experiment, so a full one is expected, not a fault.
             "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": "99.5",
-            # Sizing from the profile (spec.py): containers never exceed the node.
-            "yarn.nodemanager.resource.memory-mb": str(node.yarn_memory_mb or max_container_mb),
-            "yarn.nodemanager.resource.cpu-vcores": str(node.yarn_vcores or max_container_vcores),
+            # Sizing from the profile (sizing.py): containers never exceed the node.
+            "yarn.nodemanager.resource.memory-mb": str(node_mb or max_container_mb),
+            "yarn.nodemanager.resource.cpu-vcores": str(node_vcores or max_container_vcores),
             "yarn.scheduler.maximum-allocation-mb": str(max_container_mb),
             "yarn.scheduler.maximum-allocation-vcores": str(max_container_vcores),
         },
@@ -144,9 +142,16 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         values["spark-defaults"]["spark.ui.enabled"] = "false"
     for file, overrides in presets.overrides(spec).items():
         values[file].update(overrides)
-    for file, overrides in knobs.config_overrides(spec.knobs).items():
+    for file, overrides in knob_overrides(spec.knobs).items():
         values[file].update(overrides)
     return values
+
+
+def knob_overrides(knob_names) -> dict[str, dict[str, str]]:
+    """The configuration properties the cluster's knobs set, by file (cluster/knobs.py lists them)."""
+    if "crc-off" in knob_names:
+        return {"hdfs-site": {"dfs.checksum.type": "NULL"}}
+    return {}
 
 
 def _xml(properties: dict[str, str]) -> str:

@@ -7,19 +7,24 @@ Daemons are plain `java` processes on the Maven-assembled classpath; what the Ap
 
 import json
 import shutil
+import socket
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 import requests
 
 from .. import paths
-from ..cluster.backends.base import Backend
 from ..cluster.spec import NodeSpec
+from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import config
-from . import distribution
+from . import config, distribution
 from .distribution import Distribution
+from .java import java_home
+from .record import StackRecord
 
 
 @dataclass(frozen=True)
@@ -51,20 +56,52 @@ def logs_dir(cluster: str) -> Path:
     return paths.home() / "logs" / cluster
 
 
+class CommandMarks(Protocol):
+    """What is told of every command the stack runs while a run is measured (the run's recorder)."""
+
+    def command_started(self, label: str) -> None: ...
+
+    def command_finished(self, label: str, started_at: datetime, finished_at: datetime, exit_status: int) -> None: ...
+
+
 class Stack:
-    def __init__(self, backend: Backend, dist: Distribution):
-        self.backend = backend
-        self.spec = backend.spec
+    def __init__(self, transport: Transport, dist: Distribution, record: StackRecord):
+        self.transport = transport
+        self.spec = transport.spec
         self.dist = dist
+        self.record = record
         self._started: list[tuple[Daemon, NodeSpec, object]] = []  # handles answer poll()
-        # The run being measured, if any: its samplers mark the start and end of every command (clients.py).
-        self.recording = None
+        # The run being measured, if any: told the start and end of every command (clients.py).
+        self.marks: CommandMarks | None = None
+
+    @contextmanager
+    def marking(self, marks: CommandMarks):
+        """Every command the stack runs in the block is told to marks; inside a block already marked
+        (a job made on the way to another), the outer marks go on."""
+        if self.marks is not None:
+            yield
+            return
+        self.marks = marks
+        try:
+            yield
+        finally:
+            self.marks = None
 
     # --- where things are ------------------------------------------------------------------
 
     def layout(self, node: NodeSpec) -> config.NodeLayout:
-        conf_dir, disk, log_dir = self.backend.node_paths(node, logs_dir(self.spec.name) / node.name)
-        return config.NodeLayout(conf_dir=conf_dir, disk=disk, log_dir=log_dir)
+        """Configs beside the node, data on its disk, logs on this host where the node is this host
+        (they outlive a failed `up` for reading), else beside the node."""
+        transport = self.transport
+        logs = (logs_dir(self.spec.name) / node.name if transport.shares_host
+                else transport.node_dir(node) / "logs")
+        return config.NodeLayout(conf_dir=transport.node_dir(node) / "conf", disk=transport.node_disk(node),
+                                 log_dir=logs)
+
+    def java_home(self, node: NodeSpec) -> Path:
+        """The Java the node runs the stack on: a board's own, this host's for local nodes."""
+        found = self.record.java.get(node.name)
+        return Path(found.home) if found else java_home()
 
     def client_logs(self) -> Path:
         """Where the output of commands sbclab runs is kept on this host (job logs)."""
@@ -73,9 +110,9 @@ class Stack:
     def env(self, node: NodeSpec) -> dict[str, str]:
         layout = self.layout(node)
         return {
-            **self.backend.node_env(node),
+            **self.transport.base_env(node),
             "LANG": "C.UTF-8",
-            "JAVA_HOME": str(self.backend.java_home(node)),
+            "JAVA_HOME": str(self.java_home(node)),
             "HADOOP_CONF_DIR": str(layout.conf_dir),
             "HADOOP_HOME": str(self.dist.hadoop_home),
             "SPARK_HOME": str(self.dist.spark_home),
@@ -88,7 +125,7 @@ class Stack:
              add_opens: bool = False, log_file: str | None = None) -> list[str]:
         """A `java` command line on the node's Hadoop classpath, the way bin/hadoop would build it."""
         layout = self.layout(node)
-        argv = [str(self.backend.java_home(node) / "bin" / "java")]
+        argv = [str(self.java_home(node) / "bin" / "java")]
         if heap_mb:
             argv.append(f"-Xmx{heap_mb}m")
         argv += ["-Djava.net.preferIPv4Stack=true", f"-Dhadoop.home.dir={self.dist.hadoop_home}",
@@ -101,7 +138,7 @@ class Stack:
         return argv
 
     def daemon_log(self, daemon: Daemon, node: NodeSpec) -> str:
-        return self.backend.where(node, self.layout(node).log_dir / f"{daemon.key}.log")
+        return self.transport.where(node, self.layout(node).log_dir / f"{daemon.key}.log")
 
     def nodes_for(self, daemon: Daemon) -> list[NodeSpec]:
         return [self.spec.master] if daemon.role == "master" else self.spec.worker_nodes
@@ -117,37 +154,37 @@ class Stack:
         rendered = {}
         for node in self.spec.nodes:
             layout = self.layout(node)
-            self.backend.make_dirs(node, [layout.disk / "tmp", layout.spark_events, layout.conf_dir],
-                                   fresh=[layout.log_dir])
+            self.transport.make_dirs(node, [layout.disk / "tmp", layout.spark_events, layout.conf_dir],
+                                     fresh=[layout.log_dir])
             rendered[node.name], files = config.render(self.spec, node, layout, self.dist)
-            self.backend.write_files(node, layout.conf_dir, files)
+            self.transport.put(node, layout.conf_dir, files)
         return rendered[self.spec.master.name]
 
     def formatted(self) -> bool:
         """Whether HDFS on the master holds a file system already (a real board's, kept between ups)."""
         name_dir = self.layout(self.spec.master).disk / "hdfs" / "namenode" / "current" / "VERSION"
-        return self.backend.read_text(self.spec.master, name_dir) is not None
+        return self.transport.read_text(self.spec.master, name_dir) is not None
 
     def format_namenode(self) -> None:
         node = self.spec.master
         log = self.client_logs() / "namenode-format.log"
         argv = self.java(node, NAMENODE.main_class, ["-format", "-nonInteractive", "-force",
                                                      "-clusterId", f"sbclab-{self.spec.name}"], heap_mb=512)
-        status = self.backend.run(node, argv, self.env(node), log, timeout_s=180, label="namenode -format")
+        status = self.transport.run(node, argv, self.env(node), log, timeout_s=180, label="namenode -format")
         if status != 0:
             raise SbclabError(f"Formatting HDFS on {node.name} failed (exit {status}).", f"Read {log}.")
 
     def start(self, daemon: Daemon) -> None:
         for node in self.nodes_for(daemon):
-            check = getattr(self.backend, "check_port_free", None)
-            if check:
+            if self.spec.backend == "processes":
                 for port_name in daemon.ports:
-                    check(node, config.port(self.spec, node, port_name), daemon.title)
+                    _check_port_free(node, config.port(self.spec, node, port_name), daemon.title)
             layout = self.layout(node)
             argv = self.java(node, daemon.main_class, [], heap_mb=daemon.heap_mb, add_opens=daemon.needs_add_opens,
                              log_file=f"{daemon.key}.log")
-            proc = self.backend.start_daemon(node, argv, self.env(node), layout.log_dir / f"{daemon.key}.out",
-                                             cwd=layout.log_dir, label=daemon.key)
+            # A daemon outlives the command that started it: not owned, stopped at teardown.
+            proc = self.transport.start(node, argv, self.env(node), layout.log_dir / f"{daemon.key}.out",
+                                        cwd=layout.log_dir, label=daemon.key, owned=False)
             self._started.append((daemon, node, proc))
 
     def _check_alive(self) -> None:
@@ -194,7 +231,7 @@ class Stack:
 
     def web_url(self, node: NodeSpec, port: str) -> str:
         """How this host reaches one of a node's web endpoints (directly, or through SSH on boards)."""
-        return self.backend.web_url(node, config.web_host(self.spec, node), config.port(self.spec, node, port))
+        return self.transport.reach(node, config.web_host(self.spec, node), config.port(self.spec, node, port))
 
     def _get(self, port: str, path: str) -> dict:
         answer = requests.get(self.web_url(self.spec.master, port) + path, timeout=5)
@@ -276,3 +313,15 @@ class Stack:
                                  f"{host}:{config.port(self.spec, node, port_name)} ({port_name.replace('_', ' ')})"))
         rows.append(("ResourceManager", self.spec.master.name, f"{self.spec.master.address}:8032 (rpc)"))
         return rows
+
+
+def _check_port_free(node: NodeSpec, port: int, daemon: str) -> None:
+    """Nodes that share this host's network (processes) find a port taken before their daemon does."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((node.address, port))
+        except OSError as err:
+            raise SbclabError(
+                f"Port {port} on {node.address} ({node.name}, {daemon}) is in use: {err.strerror}.",
+                "Stop whatever holds it (see 'ss -ltnp'), or remove an old cluster with 'sbclab cluster down --force'.") from err

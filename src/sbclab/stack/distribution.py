@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import atomic, paths
 from ..errors import SbclabError
+from .java import java_version
 
 HADOOP_VERSION = "3.3.6"
 SPARK_VERSION = "3.5.0"
@@ -61,7 +62,6 @@ class Distribution:
 
     def versions(self, java: str | None = None) -> dict[str, str]:
         """What runs: the distribution's versions and the Java the nodes run it on (this host's by default)."""
-        from .java import java_version
         return {"hadoop": HADOOP_VERSION, "spark": SPARK_VERSION, "scala": SCALA_BINARY,
                 "java": java or java_version(), "sbclab_jobs_sha256": sha256(self.jobs_jar)[:16]}
 

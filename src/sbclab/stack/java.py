@@ -50,3 +50,18 @@ def java_home() -> Path:
 def java_version() -> str:
     out = subprocess.run([str(java_home() / "bin" / "java"), "-version"], capture_output=True, text=True).stderr
     return out.splitlines()[0].strip() if out else "unknown"
+
+
+def pick_java(listing: str) -> tuple[str, str] | None:
+    """(home, version line) of the newest supported Java in a listing of "<home>|<java -version's
+    first line>" lines (deploy.FIND_JAVA), or None."""
+    found = []
+    for line in listing.splitlines():
+        home, _, version = line.partition("|")
+        major = major_of(version)
+        if major in SUPPORTED:
+            found.append((major, home.strip(), version.strip()))
+    if not found:
+        return None
+    _, home, version = max(found)
+    return home, version

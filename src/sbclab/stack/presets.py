@@ -15,6 +15,13 @@ PRESETS = {
 }
 
 
+def check(name: str) -> str:
+    """The preset's name, or a refusal that lists the ones there are."""
+    if name not in PRESETS:
+        raise SbclabError(f"Unknown preset '{name}'.", f"Choose one of: {', '.join(PRESETS)}.")
+    return name
+
+
 def overrides(spec: ClusterSpec) -> dict[str, dict[str, str]]:
     """Settings the preset sets, by file ('hdfs-site', 'mapred-site', 'spark-defaults', …)."""
     if spec.preset == "stock":

@@ -1,16 +1,27 @@
-"""The seeds' benchmark suite: every workload by name."""
+"""Every benchmark by name: the seeds' big-data suite on both engines, the node benchmarks, HPL,
+NetPIPE, web-serving capacity and the concurrent mix. A new benchmark is one module and one line here."""
 
 from ..errors import SbclabError
 from .base import Workload
+from .cpu import SysbenchCpu
 from .dfsio import DfsioRead, DfsioWrite
 from .grep import Grep
+from .hpl import Hpl
+from .mix import Mix
+from .netpipe import NetPipe
+from .network import Iperf
 from .pi import Pi
+from .power import Idle, Stress
 from .sort import Sort
+from .storage import Storage
 from .terasort import TeraGen, TeraSort
+from .web import Web
 from .wordcount import WordCount
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    WordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort())}
+    WordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
+    SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
+WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
 
 
 def get(name: str) -> Workload:

@@ -1,27 +1,34 @@
-"""What every workload shares: the context a run happens in, the workload interface, and turning a
-finished job into a stored run."""
+"""What every workload shares: the interface, the context a run happens in, and what a job yields.
+
+A workload is one benchmark behind one interface, whatever runs it — Hadoop or Spark jobs, a tool
+on the nodes (sysbench, fio, iperf3, stress-ng, nginx with httperf, NetPIPE) or an MPI program
+(HPL, NetPIPE over MPI). The run path (experiments/orchestrator.py) calls, in order:
+
+    prepare   the input, made (and stored as runs of their own) once per cluster and reused
+    run_job   the job, inside the run's recording; its timed outcome, figures and cheap checks
+    validate  the checks that read the output again (TeraValidate, GNU grep, SortCheck), after the
+              recording, and the output's removal
+"""
 
 import json
 import re
 import secrets
-import sys
-from abc import ABC, abstractmethod
-from contextlib import contextmanager
+import subprocess
+import time
+from abc import ABC
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Protocol
 
-from ..cluster.lifecycle import Cluster
-from ..monitor import measure, phases
-from ..monitor.recorder import RawRecording, Recorder
-from ..monitor.settings import MonitorSettings
-from ..results import provenance
-from ..results.schema import Check, ClusterShape, RunRecord, Validity
-from ..results.store import ResultsStore
+from ..cluster import nodeops
+from ..cluster.spec import NodeSpec
+from ..errors import SbclabError
+from ..results.schema import Check, RunRecord
 from ..stack import clients
 from ..stack.clients import JobOutcome
-from ..stack.counters import spark_event_metrics, spark_intermediate_by_host
+from ..stack.counters import spark_event_metrics
+from ..stack.lifecycle import Cluster
 
 ENGINES = ("hadoop", "spark")
 _SPARK_RESULT = re.compile(r"SBCLAB_RESULT (\{.*\})")
@@ -32,132 +39,40 @@ def new_id(*parts: str) -> str:
     return "-".join([stamp, *parts, secrets.token_hex(2)])
 
 
+class Measure(Protocol):
+    """Runs a workload through the whole run path (record, job, validate, store): how an input made
+    on the way to another run (a TeraGen before a TeraSort) is stored as a run of its own."""
+
+    def __call__(self, workload: "Workload", engine: str, params: dict[str, Any], repetition: int = 1) -> RunRecord: ...
+
+
 @dataclass
 class RunContext:
+    """What a workload sees of the run it is part of."""
+
     cluster: Cluster
-    store: ResultsStore
-    experiment_id: str = field(default_factory=lambda: new_id("exp"))
-    command: list[str] = field(default_factory=lambda: ["sbclab", *sys.argv[1:]])
-    progress: Any = lambda message: None
-    cell: dict[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
-    monitor: MonitorSettings = field(default_factory=MonitorSettings)
-    idle_baseline: dict[str, Any] | None = None
-
-    @contextmanager
-    def recording(self, run_id: str):
-        """Samplers on every node around the block; yields a holder whose .raw is set when the block ends.
-
-        Inside an active recording (a job made on the way to another) nothing new is started."""
-        holder = _Holder()
-        if not self.monitor.enabled or self.stack.recording is not None:
-            yield holder
-            return
-        # Bare nodes (node benchmarks) have no DataNodes to ask.
-        counters = self.stack.datanode_counters if self.cluster.state.phase == "up" else None
-        recorder = Recorder(self.cluster, run_id, self.monitor, datanode_counters=counters)
-        try:
-            recorder.start()
-            self.stack.recording = recorder
-            yield holder
-        except BaseException:
-            self.stack.recording = None
-            recorder.abandon()
-            raise
-        self.stack.recording = None
-        holder.raw = recorder.stop()
+    results: Path
+    measure: Measure
+    progress: Callable[[str], None] = lambda message: None
 
     @property
     def stack(self):
         return self.cluster.stack
 
+    @property
+    def transport(self):
+        return self.cluster.transport
+
+    @property
+    def spec(self):
+        return self.cluster.spec
+
     def job_log(self, run_id: str, name: str) -> Path:
         return self.stack.client_logs() / "jobs" / run_id / f"{name}.log"
 
-    def shape(self) -> ClusterShape:
-        spec = self.cluster.spec
-        return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
-                            shaped=self.cluster.backend.shaped, workers=spec.workers, board=spec.board,
-                            storage=spec.storage, preset=spec.preset, nodes=list(spec.nodes),
-                            knobs=self.cluster.backend.knobs())
-
-    def keep_container_logs(self, run_id: str, app_ids: list[str]) -> dict[str, str]:
-        kept = {}
-        for worker in self.cluster.spec.worker_nodes:
-            userlogs = self.stack.layout(worker).log_dir / "userlogs"
-            for app in app_ids:
-                path = self.store.keep_log(run_id, userlogs / app, f"containers/{worker.name}/{app}")
-                if path:
-                    kept[f"containers/{worker.name}/{app}"] = path
-        return kept
-
-    def store_run(self, *, run_id: str, workload: str, engine: str, parameters: dict[str, Any], outcome: JobOutcome,
-                  checks: list[Check], result: dict[str, Any] | None = None,
-                  counters: dict[str, dict[str, float]] | None = None, extra_logs: dict[str, Path] | None = None,
-                  repetition: int = 1, notes: list[str] | None = None,
-                  recording: RawRecording | None = None, input_bytes: int | None = None) -> RunRecord:
-        """Keep the run's logs and measurements, then write its document atomically."""
-        counters = counters if counters is not None else outcome.counters
-        logs = {"client": self.store.keep_log(run_id, outcome.log, "client.log")}
-        extra_logs = {**(extra_logs or {}), **(recording.files() if recording else {})}
-        for name, path in extra_logs.items():
-            kept = self.store.keep_log(run_id, path, name)
-            if kept:
-                logs[name] = kept
-        app_ids = [j.replace("job_", "application_") for j in outcome.job_ids if j.startswith("job_")]
-        app_ids += [j for j in outcome.job_ids if j.startswith("application_")]
-        logs.update(self.keep_container_logs(run_id, app_ids))
-        measured = None
-        if recording is not None:
-            measured = self._measurements(run_id, engine, outcome, counters, input_bytes, extra_logs, recording)
-            logs["series"] = str(self.store.write_series(run_id, measured[1]).relative_to(self.store.root))
-            measured = measured[0].model_copy(update={"series": logs["series"]})
-        spec = self.cluster.spec
-        run = RunRecord(
-            run_id=run_id, experiment_id=self.experiment_id, repetition=repetition, workload=workload, engine=engine,
-            parameters=parameters, cluster=self.shape(), scale=spec.scale,
-            versions=self.cluster.state.extra.get("versions", {}),
-            configuration=self.cluster.configuration, host=provenance.host_facts(), command=self.command,
-            job_command=outcome.command, started_at=outcome.started_at, finished_at=outcome.finished_at,
-            wall_time_s=round(outcome.wall_time_s, 3), exit_status=outcome.exit_status,
-            validity=Validity.of(checks), counters=counters,
-            job_ids=outcome.job_ids, result=result or {}, logs={k: v for k, v in logs.items() if v},
-            notes=[*self.notes, *(notes or [])], cell=self._cell_of(workload, engine), measurements=measured)
-        self.store.write(run)
-        return run
-
-    def _measurements(self, run_id, engine, outcome, counters, input_bytes, logs, recording):
-        engine_phases = phases.from_commands(recording.commands)
-        notes, engine_by_host = [], {}
-        hadoop_jobs = [j for j in outcome.job_ids if j.startswith("job_")]
-        if hadoop_jobs:
-            found, engine_by_host, notes = phases.hadoop_from_history(self.stack, hadoop_jobs)
-            engine_phases += found
-        for name, path in logs.items():
-            if name.startswith("spark-events/") and Path(path).exists():
-                engine_phases += phases.spark_phases(Path(path))
-                for host, written in spark_intermediate_by_host(Path(path)).items():
-                    engine_by_host[host] = engine_by_host.get(host, 0) + written
-        idle = (self.idle_baseline or {}).get("watts")
-        measured, document = measure.summarise(
-            recording, start=outcome.started_at.timestamp(), end=outcome.finished_at.timestamp(),
-            spec=self.cluster.spec, engine=engine, counters=counters,
-            input_bytes=input_bytes, engine_phases=engine_phases, idle_watts=idle, notes=notes,
-            engine_by_host=engine_by_host)
-        if self.idle_baseline:
-            measured = measured.model_copy(update={"idle_baseline": self.idle_baseline})
-        return measured, document
-
-    def _cell_of(self, workload: str, engine: str) -> dict[str, Any] | None:
-        """The experiment cell, for the run it asked for; inputs made on the way (a TeraGen before
-        a TeraSort) are stored without it, so they never stand in for the cell on resume."""
-        if self.cell and self.cell.get("workload") == workload and self.cell.get("engine") == engine:
-            return self.cell
-        return None
-
     def drop_caches(self) -> bool:
         """Drop the page cache of every node; False when this host does not allow it."""
-        return self.cluster.backend.drop_caches()
+        return nodeops.drop_caches(self.transport)
 
     def hdfs(self, args: list[str], log: Path, check: bool = True) -> JobOutcome:
         return clients.fs(self.stack, args, log, check=check)
@@ -170,13 +85,8 @@ class RunContext:
 
 
 @dataclass
-class _Holder:
-    raw: RawRecording | None = None
-
-
-@dataclass
 class Attempt:
-    """What one engine run of a workload yields, before it is stored."""
+    """What one run of a workload yields, before it is stored."""
 
     outcome: JobOutcome
     checks: list[Check]
@@ -184,19 +94,30 @@ class Attempt:
     counters: dict[str, dict[str, float]] | None = None
     extra_logs: dict[str, Path] = field(default_factory=dict)
     parameters: dict[str, Any] = field(default_factory=dict)
+    output: str | None = None  # where the job wrote in HDFS, for validate() to read and remove
+    notes: list[str] = field(default_factory=list)
+    parts: dict[str, "Attempt"] = field(default_factory=dict)  # a mix's jobs, each validated on its own
+
+    @property
+    def finished(self) -> bool:
+        return self.outcome.exit_status == 0
 
 
 class Workload(ABC):
-    """One benchmark of the seeds, on Hadoop MapReduce and on Spark.
+    """One benchmark.
 
-    prepare() makes (or finds) the input, once per cluster and parameters; hadoop() and spark() run
-    the job and validate its output; run() stores the outcome as a run document.
-    """
+    `engines` are what it runs on: hadoop and spark for the big-data jobs, node for a tool on the
+    nodes, mpi for an MPI program. `needs_stack` is False where bare nodes suffice (no HDFS or YARN).
+    `programs` must be on the nodes, `host_programs` on this host (Debian package names in
+    cluster/packages.py)."""
 
     name: str
     description: str
     engines: tuple[str, ...] = ENGINES
     sized = True  # whether the experiment's data sizes apply
+    needs_stack = True
+    programs: tuple[str, ...] = ()
+    host_programs: tuple[str, ...] = ()
     # Bytes the cluster must hold per input byte, besides the input itself: the job's output plus its
     # intermediate data, after the seeds' measurements (Lee & Park 2026, Tables 11-14).
     footprint_per_input_byte = 1.0
@@ -210,28 +131,34 @@ class Workload(ABC):
             params["size_bytes"] = size_bytes
         return params
 
-    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+    def check_parameters(self, params: dict[str, Any]) -> None:
+        """Refuse parameters this workload cannot run with, before anything starts."""
+
+    def expand(self, params: dict[str, Any], nodes: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """One parameter set per run; a node benchmark given `node: all` runs once per node.
+        nodes: (name, role) of the cluster's nodes, master first."""
+        return [params]
+
+    def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
         """The input the job reads; generated once and reused unless params say `reuse_input: false`."""
         return {}
 
-    @abstractmethod
-    def hadoop(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt: ...
+    def run_job(self, ctx: RunContext, engine: str, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
+        runner = getattr(self, engine, None)
+        if engine not in self.engines or runner is None:
+            raise SbclabError(f"{self.name} does not run on {engine}.", f"Its engines: {', '.join(self.engines)}.")
+        return runner(ctx, run_id, params, data)
 
-    @abstractmethod
-    def spark(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt: ...
+    def validate(self, ctx: RunContext, engine: str, run_id: str, params: dict[str, Any], data: dict[str, Any],
+                 attempt: Attempt) -> None:
+        """Checks that read the job's output again, added to attempt.checks, and the output removed."""
 
-    def run(self, ctx: RunContext, engine: str, params: dict[str, Any], repetition: int = 1) -> RunRecord:
-        data = self.prepare(ctx, params)
-        run_id = new_id(engine, self.name)
-        with ctx.recording(run_id) as recorded:
-            attempt = getattr(self, engine)(ctx, run_id, params, data)
-        parameters = {**params, **attempt.parameters}
-        if data.get("run_id"):
-            parameters["input_run_id"] = data["run_id"]
-        return ctx.store_run(run_id=run_id, workload=self.name, engine=engine, repetition=repetition,
-                             parameters=parameters, outcome=attempt.outcome, checks=attempt.checks,
-                             result=attempt.result, counters=attempt.counters, extra_logs=attempt.extra_logs,
-                             recording=recorded.raw, input_bytes=data.get("bytes"))
+
+def on_nodes(params: dict[str, Any], nodes: list[tuple[str, str]], roles=("master", "worker")) -> list[dict[str, Any]]:
+    """`node: all` as one parameter set per node of those roles; a named node as it is."""
+    if params.get("node", "all") != "all":
+        return [params]
+    return [{**params, "node": name} for name, role in nodes if role in roles]
 
 
 def spark_result(outcome: JobOutcome) -> dict[str, Any]:
@@ -247,12 +174,12 @@ def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: l
     conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else None
     outcome = clients.spark_submit(ctx.stack, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, log,
                                    label, conf=conf)
-    master = ctx.cluster.spec.master
+    master = ctx.spec.master
     events_dir = ctx.stack.layout(master).spark_events
     counters: dict = {}
     logs: dict[str, Path] = {}
     for app in outcome.job_ids:
-        event_log = ctx.cluster.backend.fetch(master, events_dir / app, log.parent / f"spark-events-{app}")
+        event_log = ctx.transport.get(master, events_dir / app, log.parent / f"spark-events-{app}")
         if event_log is not None:
             counters = spark_event_metrics(event_log)
             logs[f"spark-events/{app}"] = event_log
@@ -263,6 +190,36 @@ def hadoop_example(ctx: RunContext, run_id: str, label: str, args: list[str]) ->
     """One of Hadoop's example jobs (hadoop-mapreduce-examples), as `hadoop jar` runs it."""
     return clients.hadoop_jar(ctx.stack, ctx.stack.dist.examples_jar, args, ctx.job_log(run_id, label.replace(" ", "-")),
                               label)
+
+
+def remove_output(ctx: RunContext, run_id: str, attempt: Attempt) -> None:
+    if attempt.output:
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", attempt.output], ctx.job_log(run_id, "cleanup"), check=False)
+
+
+def timed(ctx: RunContext, run_id: str, label: str, node: NodeSpec, command: list[str],
+          body: Callable[[], tuple[dict, list[Check]]]) -> Attempt:
+    """A node benchmark's body, timed and marked like every command; a failure is a failed check.
+    Its figures are also kept as the run's log."""
+    log = ctx.job_log(run_id, label)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    marks = ctx.stack.marks
+    if marks is not None:
+        marks.command_started(label)
+    started, clock = datetime.now(timezone.utc), time.monotonic()
+    status, result, checks = 0, {}, []
+    try:
+        result, checks = body()
+    except (SbclabError, OSError, subprocess.SubprocessError) as err:
+        status = 1
+        checks = [Check(name=f"{label} finished", passed=False, detail=str(err)[:500])]
+    finished = datetime.now(timezone.utc)
+    wall = time.monotonic() - clock
+    if marks is not None:
+        marks.command_finished(label, started, finished, status)
+    log.write_text(json.dumps({"node": node.name, "result": result}, indent=1) + "\n")
+    outcome = JobOutcome(command, status, started, finished, wall, log, "")
+    return Attempt(outcome, checks or [Check(name=f"{label} finished", passed=status == 0, detail="")], result)
 
 
 def exited(outcome: JobOutcome, what: str) -> Check:

@@ -106,20 +106,26 @@ class DfsioRead(Workload):
     def defaults(self) -> dict[str, Any]:
         return {"files": DEFAULT_FILES}
 
-    def run(self, ctx, engine, params, repetition=1):
+    def prepare(self, ctx, engine: str, params) -> dict[str, Any]:
+        """The files the read reads: written by a stored write run unless the cluster holds them, then
+        the page cache dropped, so the read measures the medium."""
         key = _written_key(engine, params)
         if key not in inputs.known(ctx):
             ctx.progress(f"{engine} TestDFSIO write first: the read needs its files")
-            writer = DfsioWrite()
-            run = writer.run(ctx, engine, params, repetition)  # stored as a write run, not as this cell
+            run = ctx.measure(DfsioWrite(), engine, params)
             if not run.valid:
                 raise SbclabError("TestDFSIO write failed, so there is nothing to read.",
-                                  f"Read run {run.run_id} in {ctx.store.root}.")
+                                  f"Read run {run.run_id} in {ctx.results}.")
         ctx.drop_caches()
-        return super().run(ctx, engine, {**params, "written_by": inputs.known(ctx)[key]["run_id"]}, repetition)
+        return {"written_by": inputs.known(ctx)[key]["run_id"]}
 
     def hadoop(self, ctx, run_id, params, data) -> Attempt:
-        return _run_mode(ctx, "hadoop", run_id, "read", params)
+        return self._read(ctx, "hadoop", run_id, params, data)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
-        return _run_mode(ctx, "spark", run_id, "read", params)
+        return self._read(ctx, "spark", run_id, params, data)
+
+    def _read(self, ctx, engine, run_id, params, data) -> Attempt:
+        attempt = _run_mode(ctx, engine, run_id, "read", params)
+        attempt.parameters["written_by"] = data["written_by"]
+        return attempt

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..stack import clients
 from . import inputs
-from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, spark_job
+from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, remove_output, spark_job
 
 # An airport code: 5.1 % of the lines of 64 MiB generated with seed 0 contain it.
 DEFAULT_PATTERN = "ORD"
@@ -24,9 +24,8 @@ def _independent_counts(ctx: RunContext, run_id: str, data: dict, pattern: str) 
         lines = clients.fs_through(ctx.stack, ["-cat", f"{data['path']}/part-*"], f"grep -c -E -- '{quoted}' || true", log)
         matches = clients.fs_through(ctx.stack, ["-cat", f"{data['path']}/part-*"],
                                      f"{{ grep -o -E -- '{quoted}' || true; }} | wc -l", log)
-        # Kept with the data set (`data` is its record in the cluster state), so it is counted once.
-        data[key] = {"lines": int(lines.strip() or 0), "matches": int(matches.strip() or 0)}
-        ctx.cluster.state.save()
+        # Kept with the data set, so it is counted once.
+        inputs.annotate(ctx, data, key, {"lines": int(lines.strip() or 0), "matches": int(matches.strip() or 0)})
     return data[key]
 
 
@@ -38,38 +37,38 @@ class Grep(Workload):
     def defaults(self) -> dict[str, Any]:
         return {"seed": 0, "source": None, "pattern": DEFAULT_PATTERN}
 
-    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
         return inputs.airline_text(ctx, params["size_bytes"], params["seed"], params["source"],
                                    reuse=params.get("reuse_input", True))
 
     def hadoop(self, ctx, run_id, params, data) -> Attempt:
         output = f"/sbclab/out/{run_id}"
         outcome = hadoop_example(ctx, run_id, "hadoop grep", ["grep", data["path"], output, params["pattern"]])
-        checks = [exited(outcome, "jobs")]
         result: dict[str, Any] = {}
         if outcome.exit_status == 0:
-            log = ctx.job_log(run_id, "validate")
-            total = clients.fs_through(ctx.stack, ["-cat", f"{output}/part-*"],
-                                       "awk -F'\\t' '{s += $1} END {print s + 0}'", log)
-            result["matches"] = int(float(total))
-            want = _independent_counts(ctx, run_id, data, params["pattern"])
-            checks.append(equal("matches counted = GNU grep's count", result["matches"], want["matches"]))
-            read = outcome.counters.get("Map-Reduce Framework", {}).get("Map input records")
-            result["input_lines"] = read
-        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
-        return Attempt(outcome, checks, result)
+            result["input_lines"] = outcome.counters.get("Map-Reduce Framework", {}).get("Map input records")
+        return Attempt(outcome, [exited(outcome, "jobs")], result, output=output)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
         output = f"/sbclab/out/{run_id}"
         outcome, result, counters, logs = spark_job(ctx, run_id, "spark grep", "Grep",
                                                     [data["path"], output, params["pattern"]])
-        checks = [exited(outcome, "job")]
-        if outcome.exit_status == 0:
-            want = _independent_counts(ctx, run_id, data, params["pattern"])
+        return Attempt(outcome, [exited(outcome, "job")], result, counters, logs, output=output)
+
+    def validate(self, ctx, engine, run_id, params, data, attempt) -> None:
+        if attempt.finished:
             log = ctx.job_log(run_id, "validate")
-            saved = int(clients.fs_through(ctx.stack, ["-cat", f"{output}/part-*"], "wc -l", log).strip())
-            checks += [equal("input lines read = wc -l", result.get("input_lines"), data["lines"]),
-                       equal("matching lines = GNU grep -c", result.get("matched_lines"), want["lines"]),
-                       equal("lines saved = GNU grep -c", saved, want["lines"])]
-        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
-        return Attempt(outcome, checks, result, counters, logs)
+            want = _independent_counts(ctx, run_id, data, params["pattern"])
+            if engine == "hadoop":
+                total = clients.fs_through(ctx.stack, ["-cat", f"{attempt.output}/part-*"],
+                                           "awk -F'\\t' '{s += $1} END {print s + 0}'", log)
+                attempt.result["matches"] = int(float(total))
+                attempt.checks.append(equal("matches counted = GNU grep's count", attempt.result["matches"],
+                                            want["matches"]))
+            else:
+                saved = int(clients.fs_through(ctx.stack, ["-cat", f"{attempt.output}/part-*"], "wc -l", log).strip())
+                attempt.checks += [
+                    equal("input lines read = wc -l", attempt.result.get("input_lines"), data["lines"]),
+                    equal("matching lines = GNU grep -c", attempt.result.get("matched_lines"), want["lines"]),
+                    equal("lines saved = GNU grep -c", saved, want["lines"])]
+        remove_output(ctx, run_id, attempt)

@@ -13,8 +13,12 @@ A run whose residual check does not pass is invalid, whatever its Gflops.
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
+from .. import profiles
 from ..errors import SbclabError
+from . import inputs, mpi
+from .base import Attempt, RunContext, Workload, equal, exited
 
 DEFAULT_MEMORY_FRACTION = 0.8
 DEFAULT_NB = 32  # what Baun settled on for the Pi; `--nb sweep` tries BAUN_NB_SWEEP on a small N
@@ -129,58 +133,116 @@ def rpeak_gflops(clock_ghz: float, cores: int, flops_per_cycle: float, nodes: in
     return clock_ghz * cores * flops_per_cycle * nodes
 
 
-def run(ctx, workers: list, *, n: int | None = None, nb: int = DEFAULT_NB, fraction: float = DEFAULT_MEMORY_FRACTION,
-        ranks_per_node: int | None = None, repetition: int = 1, timeout_s: float = 7200):
-    """One HPL run on the given workers, stored like every run (engine 'mpi', workload 'hpl')."""
-    from .. import profiles
-    from .base import equal, exited, new_id
-    from . import mpi
+class Hpl(Workload):
+    """HPL on the first `nodes` workers, one rank per core (engine 'mpi'). `nb: sweep` first tries
+    each block size of Baun's sweep on a quarter of the problem, each trial stored as a run, and
+    keeps the fastest for this cluster."""
 
-    board = profiles.board(workers[0].board)
-    ranks_per_node = ranks_per_node or board.cores
-    memory = min(w.memory_bytes for w in workers)
-    n_from = "given" if n else "Eq. 2"
-    n = n or problem_size(memory / 2**30, len(workers), fraction, nb)
-    if n < nb:
-        raise SbclabError(f"N = {n} is smaller than the block size NB = {nb}.", "Give a larger N or a smaller --nb.")
-    check_fits(n, memory, len(workers))
-    p, q = grid(ranks_per_node * len(workers))
-    run_id = new_id("mpi", "hpl")
-    log = ctx.job_log(run_id, "hpl")
-    mpi.preflight(ctx, workers, "hpcc", "Debian's hpcc", log)
-    folder = mpi.Folder(ctx, workers, run_id, {"hpccinf.txt": input_file(n, nb, p, q)})
-    try:
-        with ctx.recording(run_id) as recorded:
-            outcome, period = mpi.mpirun(ctx, workers, ranks_per_node, ["hpcc"], folder.path, log, "hpl", timeout_s)
-    finally:
-        files = folder.collect("hpccoutf.txt", "hpccinf.txt")
-    output = files["hpccoutf.txt"]
-    checks = [exited(outcome, "mpirun hpcc")]
-    result: dict = {}
-    try:
-        found = parse_output(output.read_text()) if output.exists() else None
-    except SbclabError:
-        found = None
-    if found is None:
-        checks.append(equal("HPL result row written", False, True))
-    else:
-        checks.append(equal("residual check", "PASSED" if found.passed else "FAILED", "PASSED"))
-        checks.append(equal("problem as asked", (found.n, found.nb, found.p, found.q), (n, nb, p, q)))
-        peak = rpeak_gflops(board.clock_ghz, board.cores, board.flops_per_cycle, len(workers)) if board.flops_per_cycle else None
-        result = {"rmax_gflops": found.gflops, "hpl_seconds": found.seconds, "residual": found.residual,
-                  "rpeak_gflops": peak, "rpeak_basis": (f"{board.clock_ghz} GHz x {board.cores} cores x "
-                                                         f"{board.flops_per_cycle:g} flops/cycle x {len(workers)} nodes")
-                  if peak else "the board profile has no flops_per_cycle"}
-        if peak:
-            # An emulated node has the board's speed times the scale factor, so its peak is scaled too.
-            scaled = peak * (ctx.cluster.spec.scale.factor if ctx.cluster.spec.backend == "emulated" else 1.0)
-            result["rpeak_here_gflops"] = round(scaled, 4)
-            result["efficiency"] = round(found.gflops / scaled, 4)
-    parameters = {"n": n, "nb": nb, "p": p, "q": q, "nodes": len(workers), "ranks_per_node": ranks_per_node,
-                  "memory_fraction": fraction, "n_from": n_from, "hosts": [w.name for w in workers],
-                  # On emulated nodes: the CPU period the ranks ran under (cgroups.polling_period_us).
-                  "cpu_period_us": period}
-    return ctx.store_run(run_id=run_id, workload="hpl", engine="mpi", repetition=repetition, parameters=parameters,
-                         outcome=outcome, checks=checks, result=result,
-                         extra_logs=files,
-                         recording=recorded.raw)
+    name = "hpl"
+    description = "High Performance Linpack (hpcc) with OpenMPI across the workers: Rmax, efficiency, Gflops/W"
+    engines = ("mpi",)
+    sized = False
+    needs_stack = False
+    programs = ("hpcc", mpi.DAEMON)
+    host_programs = (mpi.LAUNCHER,)
+    footprint_per_input_byte = 0.0
+
+    def defaults(self) -> dict[str, Any]:
+        return {"nodes": None, "n": None, "nb": DEFAULT_NB, "memory_fraction": DEFAULT_MEMORY_FRACTION,
+                "ranks_per_node": None}
+
+    def check_parameters(self, params: dict[str, Any]) -> None:
+        nb = params.get("nb")
+        if nb != "sweep" and not (isinstance(nb, int) and nb > 0):
+            raise SbclabError(f"nb {nb!r} is not a block size.", "Give a positive integer such as 32, or 'sweep'.")
+        fraction = params.get("memory_fraction")
+        if not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+            raise SbclabError(f"A memory fraction of {fraction} is not a share of memory.",
+                              "Give R between 0 and 1, e.g. 0.8.")
+
+    def expand(self, params, nodes):
+        """One run per worker count: the `nodes` asked for, else 1, 2, 4 ... up to every worker."""
+        workers = sum(1 for _, role in nodes if role == "worker")
+        counts = params.get("nodes") or [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= workers]
+        counts = counts if isinstance(counts, list) else [counts]
+        for count in counts:
+            if not isinstance(count, int) or not 1 <= count <= workers:
+                raise SbclabError(f"HPL on {count} node(s) asks for more workers than the cluster's {workers}.",
+                                  f"Give counts between 1 and {workers}, or more workers.")
+        return [{**params, "nodes": count} for count in counts]
+
+    def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The nodes reachable for MPI with hpcc on them, and the block size: given, or the sweep's best."""
+        workers = ctx.spec.worker_nodes[:params["nodes"]]
+        mpi.preflight(ctx, workers, "hpcc", "Debian's hpcc", ctx.job_log("mpi-preflight", "hpl"))
+        if params["nb"] != "sweep":
+            return {"nb": params["nb"]}
+        key = f"hpl-nb/{params['memory_fraction']}/{params.get('n')}"
+        known = inputs.known(ctx)
+        if key in known:
+            return {"nb": known[key]["nb"]}
+        every = ctx.spec.worker_nodes
+        trials = []
+        for candidate in BAUN_NB_SWEEP:
+            small = min(params.get("n") or 10**9, problem_size(min(w.memory_bytes for w in every) / 2**30, len(every),
+                                                               params["memory_fraction"], candidate) // 4)
+            small = max(candidate, small // candidate * candidate)
+            ctx.progress(f"NB sweep: N = {small}, NB = {candidate}")
+            trial = ctx.measure(self, engine, {**params, "nodes": len(every), "n": small, "nb": candidate})
+            if trial.valid:
+                trials.append((trial.result["rmax_gflops"], candidate))
+        if not trials:
+            raise SbclabError("No NB of the sweep gave a valid HPL run.", f"Read the hpcc logs under {ctx.results}/logs.")
+        best = max(trials)[1]
+        ctx.progress(f"NB = {best} gave the most Gflops")
+        inputs.remember(ctx, key, {"nb": best, "trials": [[nb, g] for g, nb in trials]})
+        return {"nb": best}
+
+    def mpi(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
+        workers = ctx.spec.worker_nodes[:params["nodes"]]
+        nb = data.get("nb", params["nb"])
+        fraction = params["memory_fraction"]
+        board = profiles.board(workers[0].board)
+        ranks_per_node = params.get("ranks_per_node") or board.cores
+        memory = min(w.memory_bytes for w in workers)
+        n = params.get("n") or problem_size(memory / 2**30, len(workers), fraction, nb)
+        if n < nb:
+            raise SbclabError(f"N = {n} is smaller than the block size NB = {nb}.", "Give a larger N or a smaller --nb.")
+        check_fits(n, memory, len(workers))
+        p, q = grid(ranks_per_node * len(workers))
+        log = ctx.job_log(run_id, "hpl")
+        folder = mpi.Folder(ctx, workers, run_id, {"hpccinf.txt": input_file(n, nb, p, q)})
+        try:
+            outcome, period = mpi.mpirun(ctx, workers, ranks_per_node, ["hpcc"], folder.path, log, "hpl", 7200)
+        finally:
+            files = folder.collect("hpccoutf.txt", "hpccinf.txt")
+        output = files["hpccoutf.txt"]
+        checks = [exited(outcome, "mpirun hpcc")]
+        result: dict = {}
+        try:
+            found = parse_output(output.read_text()) if output.exists() else None
+        except SbclabError:
+            found = None
+        if found is None:
+            checks.append(equal("HPL result row written", False, True))
+        else:
+            checks.append(equal("residual check", "PASSED" if found.passed else "FAILED", "PASSED"))
+            checks.append(equal("problem as asked", (found.n, found.nb, found.p, found.q), (n, nb, p, q)))
+            peak = (rpeak_gflops(board.clock_ghz, board.cores, board.flops_per_cycle, len(workers))
+                    if board.flops_per_cycle else None)
+            result = {"rmax_gflops": found.gflops, "hpl_seconds": found.seconds, "residual": found.residual,
+                      "rpeak_gflops": peak,
+                      "rpeak_basis": (f"{board.clock_ghz} GHz x {board.cores} cores x {board.flops_per_cycle:g} "
+                                      f"flops/cycle x {len(workers)} nodes") if peak
+                      else "the board profile has no flops_per_cycle"}
+            if peak:
+                # An emulated node has the board's speed times the scale factor, so its peak is scaled too.
+                scaled = peak * (ctx.spec.scale.factor if ctx.spec.backend == "emulated" else 1.0)
+                result["rpeak_here_gflops"] = round(scaled, 4)
+                result["efficiency"] = round(found.gflops / scaled, 4)
+        parameters = {"n": n, "nb": nb, "p": p, "q": q, "nodes": len(workers), "ranks_per_node": ranks_per_node,
+                      "memory_fraction": fraction, "n_from": "given" if params.get("n") else "Eq. 2",
+                      "hosts": [w.name for w in workers],
+                      # On emulated nodes: the CPU period the ranks ran under (cgroups.polling_period_us).
+                      "cpu_period_us": period}
+        return Attempt(outcome, checks, result, extra_logs=files, parameters=parameters)

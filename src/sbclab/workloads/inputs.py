@@ -1,34 +1,60 @@
 """Input data sets on a cluster's HDFS, made once per cluster and reused by later runs.
 
-A data set is recorded in the cluster's state (`datasets`) once it is complete, so a crash while
-generating leaves no record and the next run generates it again. A new cluster (other worker
+A data set is recorded in the cluster's folder (datasets.json) once it is complete, so a crash
+while generating leaves no record and the next run generates it again. A new cluster (other worker
 count, medium or preset) starts without data sets, so its input is always generated on it.
 """
 
+import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from .. import atomic
+from ..cluster.transport import Job
 from ..data import airline
 from ..errors import SbclabError
 from ..stack import clients
 from .base import RunContext
 
+FILE = "datasets.json"
+
+
+def _path(ctx: RunContext) -> Path:
+    return ctx.cluster.state.root / FILE
+
 
 def known(ctx: RunContext) -> dict[str, dict[str, Any]]:
-    return ctx.cluster.state.extra.setdefault("datasets", {})
+    """Every data set this cluster holds, by key (what made it, where it is, what it holds)."""
+    path = _path(ctx)
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _save(ctx: RunContext, sets: dict[str, dict[str, Any]]) -> None:
+    atomic.write_text(_path(ctx), json.dumps(sets, indent=1))
 
 
 def remember(ctx: RunContext, key: str, record: dict[str, Any]) -> dict[str, Any]:
-    known(ctx)[key] = record
-    ctx.cluster.state.save()
-    return record
+    sets = known(ctx)
+    sets[key] = {**record, "key": key}
+    _save(ctx, sets)
+    return sets[key]
+
+
+def annotate(ctx: RunContext, record: dict[str, Any], name: str, value: Any) -> None:
+    """A figure learnt about a data set (GNU grep's count of a pattern), kept with it and in `record`."""
+    record[name] = value
+    sets = known(ctx)
+    if record.get("key") in sets:
+        sets[record["key"]][name] = value
+        _save(ctx, sets)
 
 
 def forget(ctx: RunContext, key: str) -> None:
-    if known(ctx).pop(key, None) is not None:
-        ctx.cluster.state.save()
+    sets = known(ctx)
+    if sets.pop(key, None) is not None:
+        _save(ctx, sets)
 
 
 def _split(size_bytes: int, parts: int) -> list[int]:
@@ -54,10 +80,10 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
     log = ctx.job_log(f"input-airline-{size_bytes}", "generate")
     ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", path], log)
     ctx.hdfs(["-mkdir", "-p", path], log)
-    workers = ctx.cluster.spec.worker_nodes
+    workers = ctx.spec.worker_nodes
     ctx.progress(f"generating {size_bytes:,} bytes of airline data into {path} on {len(workers)} workers")
     started = time.monotonic()
-    jobs, feeds = [], []
+    jobs = []
     for part, (worker, part_bytes) in enumerate(zip(workers, _split(size_bytes, len(workers)))):
         generate = [sys.executable, "-m", "sbclab.cli", "data", "generate", "--bytes", str(part_bytes)]
         # Small parts get a small block: rendering rows is the generator's only slow step.
@@ -68,9 +94,8 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
         put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-{part:05d}"])
         # The generator runs here and feeds the worker's put: on an emulated node both run inside it,
         # to a board the rows go over its SSH connection (sbclab need not be installed there).
-        jobs.append((worker, put, ctx.stack.env(worker), log, f"generate part {part}"))
-        feeds.append(generate)
-    statuses = ctx.cluster.backend.run_parallel(jobs, timeout_s=24 * 3600, feeds=feeds)
+        jobs.append(Job(worker, put, ctx.stack.env(worker), log, f"generate part {part}", feed=generate))
+    statuses = ctx.transport.run_all(jobs, timeout_s=24 * 3600)
     if any(statuses):
         raise SbclabError(f"Generating the airline data failed on {sum(1 for s in statuses if s)} worker(s).",
                           f"Read {log}.")

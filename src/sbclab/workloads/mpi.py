@@ -21,8 +21,8 @@ from .base import RunContext
 
 
 # mpirun runs on this host; each node runs OpenMPI's daemon, which starts the ranks there.
-LAUNCHER = {"mpirun": "openmpi-bin"}
-ON_NODES = {"orted": "openmpi-bin"}
+LAUNCHER = "mpirun"
+DAEMON = "orted"
 # Seconds for every node's daemon to call back to mpirun: generous, as daemons called back within
 # seconds on the test boards and on 0.67-core emulated nodes.
 DAEMON_STARTUP_S = 300
@@ -56,15 +56,15 @@ def preflight(ctx: RunContext, nodes: list[NodeSpec], program: str, package: str
         raise SbclabError("mpirun is not installed on this host.", "Install Debian's openmpi-bin (apt-get install openmpi-bin).")
     shell = agent(ctx)
     for node in nodes:
-        status = ctx.cluster.backend.run(ctx.cluster.spec.master, [str(shell), node.address, "command", "-v", program],
-                                         env(ctx), log, timeout_s=60, label=f"reach {node.name}", on_host=True)
+        status = ctx.transport.run(ctx.spec.master, [str(shell), node.address, "command", "-v", program],
+                                   env(ctx), log, timeout_s=60, label=f"reach {node.name}", on_host=True)
         if status != 0:
             raise SbclabError(f"MPI cannot start '{program}' on {node.name} ({node.address}): exit status {status}.",
                               f"Check that the node is up and that {package} is installed there; read {log}.")
         here = address_towards(node.address)
         with socket.create_server((here, 0)) as listening:
             port = listening.getsockname()[1]
-            status = ctx.cluster.backend.run(ctx.cluster.spec.master, [str(shell), node.address, "sh", "-c",
+            status = ctx.transport.run(ctx.spec.master, [str(shell), node.address, "sh", "-c",
                                                                        shlex.quote(_CONNECT_BACK), here, str(port)],
                                              env(ctx), log, timeout_s=60, label=f"back from {node.name}", on_host=True)
         if status != 0:
@@ -94,13 +94,13 @@ def mpirun(ctx: RunContext, nodes: list[NodeSpec], ranks_per_node: int, command:
             "--mca", "orte_leave_session_attached", "1",
             # Whatever else keeps a daemon from calling back is an error after this long, not a hang.
             "--mca", "orte_startup_timeout", str(DAEMON_STARTUP_S)]
-    networks = ctx.cluster.backend.mpi_networks(nodes)
+    networks = ctx.transport.mpi_networks(nodes)
     if networks:
         # Shared memory between ranks of one node, TCP over the cluster network between nodes.
         argv += ["--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", ",".join(networks.ranks),
                  "--mca", "oob_tcp_if_include", ",".join(networks.daemons)]
     # Ranks poll for each other's messages; on emulated nodes that needs short CPU periods (cgroups.py).
-    with ctx.cluster.backend.polling_friendly(nodes) as period:
+    with ctx.transport.short_cpu_periods(nodes) as period:
         outcome = timed_on(ctx.stack, spec.master, [*argv, *command], env(ctx), log, label, timeout_s, on_host=True)
     return outcome, period
 
@@ -110,21 +110,22 @@ class Folder:
     writes the output there) and the local folder its files are brought back to."""
 
     def __init__(self, ctx: RunContext, nodes: list[NodeSpec], run_id: str, files: dict[str, str]):
-        self.backend, self.nodes = ctx.cluster.backend, nodes
-        self.path = self.backend.mpi_folder(run_id)
-        self.here = ctx.cluster.state.root / "mpi" / run_id
+        self.transport, self.nodes = ctx.transport, nodes
+        self.path = self.transport.common_dir(run_id)
+        # Where this host reads rank 0's files: the folder itself where nodes are this host's.
+        self.here = self.path if self.transport.shares_host else ctx.cluster.state.root / "mpi" / run_id
         self.here.mkdir(parents=True, exist_ok=True)
         for node in nodes:
-            self.backend.make_dirs(node, [self.path])
+            self.transport.make_dirs(node, [self.path])
             if files:
-                self.backend.write_files(node, self.path, files)
+                self.transport.put(node, self.path, files)
 
     def collect(self, *names: str) -> dict[str, Path]:
         """Rank 0's files where this host reads them (a path that may not exist), then the folder
         gone from the nodes where it is not this host's own."""
-        found = {name: self.backend.fetch(self.nodes[0], self.path / name, self.here / name) or self.here / name
+        found = {name: self.transport.get(self.nodes[0], self.path / name, self.here / name) or self.here / name
                  for name in names}
         if self.path != self.here:
             for node in self.nodes:
-                self.backend.remove_tree(node, self.path)
+                self.transport.remove(node, self.path)
         return found

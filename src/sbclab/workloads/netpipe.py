@@ -1,15 +1,14 @@
-"""NetPIPE between two nodes, over plain TCP (NPtcp) and over MPI (NPmpi): latency and throughput
-by message size, the two curves Baun compares (2016, Fig. 3). Debian's netpipe-tcp and
-netpipe-openmpi provide the programs."""
+"""NetPIPE between two nodes, over plain TCP (NPtcp, engine 'node') and over MPI (NPopenmpi, engine
+'mpi'): latency and throughput by message size, the two curves Baun compares (2016, Fig. 3).
+Debian's netpipe-tcp and netpipe-openmpi provide the programs."""
 
-import subprocess
 import time
+from typing import Any
 
-from ..cluster.spec import NodeSpec
-from ..results.schema import Check, RunRecord
+from ..cluster import tools
+from ..results.schema import Check
 from . import mpi
-from .base import RunContext, exited
-from .nodebench import measured_run
+from .base import Attempt, RunContext, Workload, exited, timed
 
 DEFAULT_UPPER = 8 * 2**20  # the largest message, bytes
 DEFAULT_PERTURBATION = 3  # NetPIPE's own default: sizes 3 bytes either side of each power of two
@@ -37,63 +36,78 @@ def summary(points: list[tuple[int, float, float]]) -> dict:
             "points": [[b, round(m, 3), round(s * 1e6, 3)] for b, m, s in points]}
 
 
-def tcp(ctx: RunContext, sender: NodeSpec, receiver: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1,
-        perturbation: int = DEFAULT_PERTURBATION) -> RunRecord:
-    """NPtcp from sender to a receiver on the other node; sizes as over_mpi (both ends must agree)."""
-    sizes = ["-u", str(upper), "-p", str(perturbation)]
-    backend = ctx.cluster.backend
-    s_prefix, s_pre = backend.on_node(sender, [])
-    # NPtcp writes its curve on the sender; each end works in its node's own folder (on the board
-    # itself for real boards), and the curve is fetched from there.
-    remote = {node.name: backend.node_dir(node) / "netpipe" for node in (sender, receiver)}
-    for node in (sender, receiver):
-        backend.make_dirs(node, [remote[node.name]])
-    out = remote[sender.name] / f"tcp-{sender.name}-{receiver.name}.out"
-    here = ctx.cluster.state.root / "netpipe"
+class NetPipe(Workload):
+    """Between the first worker and the next one (the master on one worker); `upper` is the largest
+    message, and NetPIPE measures each power of two and `perturbation` bytes either side of it
+    (0: the powers of two alone)."""
 
-    def body():
-        backend.remove(sender, out)
-        with backend.serving(receiver, ["NPtcp", *sizes], {"PATH": "/usr/bin:/bin"},
-                             here / f"tcp-{receiver.name}-receiver.log", "NPtcp receiver", cwd=remote[receiver.name]):
-            time.sleep(0.5)  # NPtcp has no readiness signal; the client retries its connect briefly too
-            client = subprocess.run([*s_prefix, "NPtcp", "-h", receiver.address, *sizes, "-o", str(out)],
-                                    capture_output=True, text=True, preexec_fn=s_pre, timeout=1800)
-        curve = backend.fetch(sender, out, here / out.name)
-        points = parse(curve.read_text()) if curve is not None else []
-        checks = [Check(name="NPtcp finished", passed=client.returncode == 0, detail=(client.stderr or "")[-300:]),
-                  Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
-        return summary(points), checks
-    return measured_run(ctx, "netpipe", sender, {"transport": "tcp", "peer": receiver.name, "upper_bytes": upper,
-                                                "perturbation": perturbation}, body,
-                        ["NPtcp", "-h", receiver.address, *sizes], repetition)
+    name = "netpipe"
+    description = "NetPIPE latency and throughput by message size between two nodes, over TCP and over MPI"
+    engines = ("node", "mpi")
+    sized = False
+    needs_stack = False
+    programs = ("NPtcp", "NPopenmpi", mpi.DAEMON)
+    host_programs = (mpi.LAUNCHER,)
+    footprint_per_input_byte = 0.0
 
+    def defaults(self) -> dict[str, Any]:
+        return {"node": "all", "peer": None, "upper_bytes": DEFAULT_UPPER, "perturbation": DEFAULT_PERTURBATION}
 
-def over_mpi(ctx: RunContext, a: NodeSpec, b: NodeSpec, upper: int = DEFAULT_UPPER, repetition: int = 1,
-             perturbation: int = DEFAULT_PERTURBATION) -> RunRecord:
-    """NPopenmpi with one rank on each node, launched like HPL. NetPIPE measures each power of two and
-    `perturbation` bytes either side of it (its -p); 0 measures the powers of two alone."""
-    from .base import new_id
-    run_id = new_id("mpi", "netpipe")
-    log = ctx.job_log(run_id, "netpipe")
-    mpi.preflight(ctx, [a, b], "NPopenmpi", "Debian's netpipe-openmpi", log)
-    folder = mpi.Folder(ctx, [a, b], run_id, {})
-    try:
-        with ctx.recording(run_id) as recorded:
-            outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(upper), "-p", str(perturbation),
+    def expand(self, params, nodes):
+        workers = [name for name, role in nodes if role == "worker"]
+        node = workers[0] if params.get("node", "all") == "all" else params["node"]
+        peer = params.get("peer") or next((w for w in workers if w != node), "master")
+        return [{**params, "node": node, "peer": peer}]
+
+    def node(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
+        """NPtcp from the node to a receiver on its peer; NPtcp writes its curve on the sender."""
+        transport = ctx.transport
+        sender, receiver = ctx.spec.node(params["node"]), ctx.spec.node(params["peer"])
+        sizes = ["-u", str(params["upper_bytes"]), "-p", str(params["perturbation"])]
+        # Each end works in its node's own folder (on the board itself for real boards).
+        remote = {node.name: transport.node_dir(node) / "netpipe" for node in (sender, receiver)}
+        for node in (sender, receiver):
+            transport.make_dirs(node, [remote[node.name]])
+        out = remote[sender.name] / f"tcp-{sender.name}-{receiver.name}.out"
+        here = ctx.cluster.state.root / "netpipe"
+
+        def body():
+            transport.remove(sender, out)
+            with tools.ServingOnNode(transport, receiver, ["NPtcp", *sizes], here / f"tcp-{receiver.name}-receiver.log",
+                                     "NPtcp receiver", cwd=remote[receiver.name], env={"PATH": "/usr/bin:/bin"}):
+                time.sleep(0.5)  # NPtcp has no readiness signal; the client retries its connect briefly too
+                client = transport.capture(sender, ["NPtcp", "-h", receiver.address, *sizes, "-o", str(out)],
+                                           timeout_s=1800)
+            curve = transport.get(sender, out, here / out.name)
+            points = parse(curve.read_text()) if curve is not None else []
+            checks = [Check(name="NPtcp finished", passed=client.status == 0,
+                            detail=client.stderr.decode(errors="replace")[-300:]),
+                      Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
+            return summary(points), checks
+        attempt = timed(ctx, run_id, self.name, sender, ["NPtcp", "-h", receiver.address, *sizes], body)
+        attempt.parameters["transport"] = "tcp"
+        return attempt
+
+    def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
+        if engine == "mpi":
+            nodes = [ctx.spec.node(params["node"]), ctx.spec.node(params["peer"])]
+            mpi.preflight(ctx, nodes, "NPopenmpi", "Debian's netpipe-openmpi", ctx.job_log("mpi-preflight", "netpipe"))
+        return {}
+
+    def mpi(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
+        """NPopenmpi with one rank on each node, launched like HPL."""
+        a, b = ctx.spec.node(params["node"]), ctx.spec.node(params["peer"])
+        log = ctx.job_log(run_id, "netpipe")
+        folder = mpi.Folder(ctx, [a, b], run_id, {})
+        try:
+            outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(params["upper_bytes"]),
+                                                          "-p", str(params["perturbation"]),
                                                           "-o", str(folder.path / "np.out")],
                                          folder.path, log, "netpipe mpi", timeout_s=1800)
-    finally:
-        curve = folder.collect("np.out")["np.out"]
-    points = parse(curve.read_text()) if curve.exists() else []
-    checks = [exited(outcome, "mpirun NPopenmpi"),
-              Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
-    return ctx.store_run(run_id=run_id, workload="netpipe", engine="mpi", repetition=repetition,
-                         parameters={"transport": "mpi", "node": a.name, "peer": b.name, "upper_bytes": upper,
-                                     "perturbation": perturbation,
-                                     "cpu_period_us": period},
-                         outcome=outcome, checks=checks, result=summary(points),
-                         extra_logs={"np.out": curve}, recording=recorded.raw)
-
-
-# What the nodes need, with the Debian packages that bring it (mpirun on this host: mpi.LAUNCHER).
-PROGRAMS = {"NPtcp": "netpipe-tcp", "NPopenmpi": "netpipe-openmpi", **mpi.ON_NODES}
+        finally:
+            curve = folder.collect("np.out")["np.out"]
+        points = parse(curve.read_text()) if curve.exists() else []
+        checks = [exited(outcome, "mpirun NPopenmpi"),
+                  Check(name="message sizes measured", passed=len(points) > 10, detail=f"{len(points)} sizes")]
+        return Attempt(outcome, checks, summary(points), extra_logs={"np.out": curve},
+                       parameters={"transport": "mpi", "cpu_period_us": period})

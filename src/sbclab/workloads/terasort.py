@@ -9,9 +9,9 @@ of either engine; that TeraGen is stored as a run of its own.
 from typing import Any
 
 from ..errors import SbclabError
-from ..results.schema import Check, RunRecord
+from ..results.schema import Check
 from . import inputs
-from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, new_id, spark_job
+from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, remove_output, spark_job
 
 ROW_BYTES = 100
 _UNSIGNED64 = 2**64
@@ -55,19 +55,13 @@ def tera_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[str
         return inputs.known(ctx)[key]
     inputs.forget(ctx, key)
     rows = rows_for(size_bytes)
-    run_id = new_id("hadoop", "teragen")
     ctx.progress(f"Hadoop TeraGen: {rows:,} rows into {key} (TeraSort input)")
-    with ctx.recording(run_id) as recorded:
-        attempt, checksum = _hadoop_teragen(ctx, run_id, rows, 2 * ctx.cluster.spec.workers, key)
-    run = ctx.store_run(run_id=run_id, workload="teragen", engine="hadoop", parameters={
-        "size_bytes": size_bytes, "rows": rows, "output": key, **attempt.parameters}, outcome=attempt.outcome,
-        checks=attempt.checks, result=attempt.result, notes=["generated as TeraSort input, kept for later runs"],
-        recording=recorded.raw)
+    run = ctx.measure(TeraGen(), "hadoop", {"size_bytes": size_bytes, "maps": 2 * ctx.spec.workers, "output": key})
     if not run.valid:
         raise SbclabError(f"TeraGen of {size_bytes} bytes failed, so TeraSort cannot run.",
-                          f"Read run {run_id} and its logs in {ctx.store.root}.")
-    return inputs.remember(ctx, key, {"path": key, "rows": rows, "bytes": rows * ROW_BYTES, "checksum": checksum,
-                                      "run_id": run_id})
+                          f"Read run {run.run_id} and its logs in {ctx.results}.")
+    return inputs.remember(ctx, key, {"path": key, "rows": rows, "bytes": rows * ROW_BYTES,
+                                      "checksum": run.result["checksum"], "run_id": run.run_id})
 
 
 def teravalidate(ctx: RunContext, run_id: str, output: str, expected: dict) -> tuple[list[Check], dict]:
@@ -99,11 +93,24 @@ class TeraGen(Workload):
     def defaults(self) -> dict[str, Any]:
         return {"maps": None}
 
+    def check_parameters(self, params: dict[str, Any]) -> None:
+        rows_for(params["size_bytes"])
+
     def hadoop(self, ctx, run_id, params, data) -> Attempt:
-        output = f"/sbclab/out/{run_id}"
-        attempt, _ = _hadoop_teragen(ctx, run_id, rows_for(params["size_bytes"]), _maps(ctx, params), output)
-        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
+        output = params.get("output")
+        if output:
+            # The TeraSort input: written where later runs find it, and kept.
+            attempt, _ = _hadoop_teragen(ctx, run_id, rows_for(params["size_bytes"]), _maps(ctx, params), output)
+            attempt.parameters["rows"] = rows_for(params["size_bytes"])
+            attempt.notes.append("generated as TeraSort input, kept for later runs")
+            return attempt
+        attempt, _ = _hadoop_teragen(ctx, run_id, rows_for(params["size_bytes"]), _maps(ctx, params),
+                                     f"/sbclab/out/{run_id}")
+        attempt.output = f"/sbclab/out/{run_id}"
         return attempt
+
+    def validate(self, ctx, engine, run_id, params, data, attempt) -> None:
+        remove_output(ctx, run_id, attempt)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
         output = f"/sbclab/out/{run_id}"
@@ -118,8 +125,7 @@ class TeraGen(Workload):
                        Check(name="checksum reported", passed="checksum" in result, detail=str(result.get("checksum")))]
         if "checksum" in result:
             result["checksum"] = int(result["checksum"]) % _UNSIGNED64
-        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
-        return Attempt(outcome, checks, result, counters, logs, parameters={"maps": maps, "rows": rows})
+        return Attempt(outcome, checks, result, counters, logs, parameters={"maps": maps, "rows": rows}, output=output)
 
 
 class TeraSort(Workload):
@@ -130,21 +136,11 @@ class TeraSort(Workload):
     def defaults(self) -> dict[str, Any]:
         return {"reducers": None, "validate": True}
 
-    def prepare(self, ctx, params) -> dict[str, Any]:
-        return tera_input(ctx, params["size_bytes"], reuse=params.get("reuse_input", True))
+    def check_parameters(self, params: dict[str, Any]) -> None:
+        rows_for(params["size_bytes"])
 
-    def _finish(self, ctx, run_id, params, data, outcome, sorted_rows, output) -> tuple[list[Check], dict]:
-        checks = [exited(outcome, "job")]
-        result: dict[str, Any] = {"rows": data["rows"]}
-        if outcome.exit_status == 0:
-            checks.append(equal("rows sorted", sorted_rows, data["rows"]))
-            if params.get("validate", True):
-                ctx.progress("TeraValidate")
-                more, extra = teravalidate(ctx, run_id, output, data)
-                checks += more
-                result.update(extra)
-        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
-        return checks, result
+    def prepare(self, ctx, engine: str, params) -> dict[str, Any]:
+        return tera_input(ctx, params["size_bytes"], reuse=params.get("reuse_input", True))
 
     def hadoop(self, ctx, run_id, params, data) -> Attempt:
         output = f"/sbclab/out/{run_id}"
@@ -152,21 +148,28 @@ class TeraSort(Workload):
         outcome = hadoop_example(ctx, run_id, "hadoop terasort",
                                  ["terasort", f"-Dmapreduce.job.reduces={reducers}", data["path"], output])
         sorted_rows = outcome.counters.get("Map-Reduce Framework", {}).get("Reduce output records")
-        checks, result = self._finish(ctx, run_id, params, data, outcome, sorted_rows, output)
-        return Attempt(outcome, checks, result, parameters={"reducers": reducers, "rows": data["rows"]})
+        return Attempt(outcome, self._sorted(outcome, sorted_rows, data), {"rows": data["rows"]},
+                       parameters={"reducers": reducers, "rows": data["rows"]}, output=output)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
         output = f"/sbclab/out/{run_id}"
         reducers = ctx.reducers(params)
         outcome, result, counters, logs = spark_job(ctx, run_id, "spark terasort", "TeraSort",
                                                     [data["path"], output, str(reducers)], needs_examples=True)
-        checks, more = self._finish(ctx, run_id, params, data, outcome, result.get("rows"), output)
-        return Attempt(outcome, checks, {**result, **more}, counters, logs,
-                       parameters={"reducers": reducers, "rows": data["rows"]})
+        return Attempt(outcome, self._sorted(outcome, result.get("rows"), data), {"rows": data["rows"], **result},
+                       counters, logs, parameters={"reducers": reducers, "rows": data["rows"]}, output=output)
 
+    @staticmethod
+    def _sorted(outcome, sorted_rows, data) -> list[Check]:
+        checks = [exited(outcome, "job")]
+        if outcome.exit_status == 0:
+            checks.append(equal("rows sorted", sorted_rows, data["rows"]))
+        return checks
 
-def terasort_run(ctx: RunContext, size_bytes: int, repetition: int = 1, validate: bool = True,
-                 engine: str = "hadoop") -> RunRecord:
-    """One TeraSort run outside an experiment (the main job and the overhead benchmark use this)."""
-    workload = TeraSort()
-    return workload.run(ctx, engine, workload.parameters(size_bytes, {"validate": validate}), repetition)
+    def validate(self, ctx, engine, run_id, params, data, attempt) -> None:
+        if attempt.finished and params.get("validate", True):
+            ctx.progress("TeraValidate")
+            more, extra = teravalidate(ctx, run_id, attempt.output, data)
+            attempt.checks += more
+            attempt.result.update(extra)
+        remove_output(ctx, run_id, attempt)

@@ -5,23 +5,19 @@ and the worker's CPU are the result, for each document size. Both ends stay on t
 nginx listens on the worker's cluster address only."""
 
 import re
-import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from .. import profiles
-from ..cluster.spec import NodeSpec
+from ..cluster import tools
 from ..errors import SbclabError
-from ..results.schema import Check, RunRecord
-from .base import RunContext
-from .nodebench import measured_run
+from ..results.schema import Check
+from .base import Attempt, RunContext, Workload, timed
 
 DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
 PORT = 8080
 SUSTAINED = 0.95  # replies per second at least this share of the offered rate, and no errors
-
-
-PROGRAMS = {"nginx": "nginx-light", "httperf": "httperf"}
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
@@ -76,56 +72,85 @@ def sustained(step: dict, rate: int) -> bool:
             and step["replies_per_s"] >= SUSTAINED * rate)
 
 
-def capacity(ctx: RunContext, server: NodeSpec, doc_kb: int, step: int = 100, step_seconds: int = 10,
-             max_rate: int = 5000, repetition: int = 1) -> RunRecord:
-    backend, client = ctx.cluster.backend, ctx.cluster.spec.master
-    # Written where the server node sees them: its own folder, on the board itself for real boards.
-    root = backend.node_dir(server) / "web"
-    docs = root / "docs"
-    backend.make_dirs(server, [docs, root / "tmp"])
-    backend.write_files(server, docs, {f"doc-{doc_kb}k.html": document(doc_kb)})
-    backend.write_files(server, root, {"nginx.conf": nginx_conf(root, docs, server.address,
-                                                                profiles.board(server.board).cores,
-                                                                backend.node_user(server))})
-    conf = root / "nginx.conf"
-    c_prefix, c_pre = backend.on_node(client, [])
-    uri = f"/doc-{doc_kb}k.html"
+class Web(Workload):
+    """nginx on a worker (the first, unless `node` names one), httperf from the master."""
 
-    def body():
-        steps = []
-        with backend.serving(server, ["nginx", "-c", str(conf), "-p", str(root)], {"PATH": "/usr/sbin:/usr/bin:/bin"},
-                             ctx.cluster.state.root / "web" / server.name / "nginx.log", "nginx"):
-            _wait_listening(c_prefix, c_pre, server.address)
-            rate = step
-            while rate <= max_rate:
-                done = subprocess.run([*c_prefix, "httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
-                                       "--rate", str(rate), "--num-conns", str(rate * step_seconds), "--timeout", "5"],
-                                      capture_output=True, text=True, preexec_fn=c_pre, timeout=step_seconds * 10 + 60)
-                figures = {"rate": rate, **parse_httperf(done.stdout)}
-                steps.append(figures)
-                if not sustained(figures, rate):
-                    break
-                rate += step
-        good = [s for s in steps if sustained(s, s["rate"])]
-        peak = good[-1] if good else None
-        result = {"doc_size": f"{doc_kb}KB", "peak_rate": peak["rate"] if peak else 0,
-                  "net_mbit_s_at_peak": round(peak["net_kb_s"] * 8 * 1024 / 1e6, 2) if peak and peak["net_kb_s"] else None,
-                  "steps": steps, "limited_by": "max rate reached" if peak and peak["rate"] >= max_rate else "replies fell short"}
-        checks = [Check(name="nginx answered", passed=bool(steps) and steps[0]["replies"] > 0,
-                        detail=f"{len(steps)} steps of {step} req/s"),
-                  Check(name="a sustained rate found", passed=peak is not None,
-                        detail=f"peak {result['peak_rate']} req/s" if peak else f"not even {step} req/s")]
-        return result, checks
-    return measured_run(ctx, "web", server, {"doc_size": f"{doc_kb}KB", "client": client.name, "step": step,
-                                          "step_seconds": step_seconds, "max_rate": max_rate}, body,
-                     ["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri, "--rate", "R"], repetition)
+    name = "web"
+    description = "web-serving capacity: nginx on a worker, httperf from the master, by document size"
+    engines = ("node",)
+    sized = False
+    needs_stack = False
+    programs = ("nginx", "httperf")
+    footprint_per_input_byte = 0.0
+
+    def defaults(self) -> dict[str, Any]:
+        return {"node": "all", "doc_sizes_kb": list(DOC_SIZES_KB), "step": 100, "step_seconds": 10, "max_rate": 5000}
+
+    def check_parameters(self, params: dict[str, Any]) -> None:
+        sizes = params.get("doc_sizes_kb")
+        if not isinstance(sizes, list) or not sizes or not all(isinstance(kb, int) and kb > 0 for kb in sizes):
+            raise SbclabError(f"Document sizes {sizes!r} are not a list of kilobytes.", "Write e.g. 1,4,10,50,70,100.")
+
+    def expand(self, params, nodes):
+        """One run per document size, on the first worker unless a node is named."""
+        node = params["node"] if params.get("node", "all") != "all" else next(n for n, role in nodes if role == "worker")
+        rest = {k: v for k, v in params.items() if k != "doc_sizes_kb"}
+        return [{**rest, "node": node, "doc_size": f"{kb}KB"} for kb in params["doc_sizes_kb"]]
+
+    def node(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
+        transport, client = ctx.transport, ctx.spec.master
+        server = ctx.spec.node(params["node"])
+        doc_kb = int(params["doc_size"].removesuffix("KB"))
+        step, step_seconds, max_rate = params["step"], params["step_seconds"], params["max_rate"]
+        # Written where the server node sees them: its own folder, on the board itself for real boards.
+        root = transport.node_dir(server) / "web"
+        docs = root / "docs"
+        transport.make_dirs(server, [docs, root / "tmp"])
+        transport.put(server, docs, {f"doc-{doc_kb}k.html": document(doc_kb)})
+        transport.put(server, root, {"nginx.conf": nginx_conf(root, docs, server.address,
+                                                              profiles.board(server.board).cores,
+                                                              transport.user(server))})
+        httperf = tools.on_node(transport, client, timeout_s=step_seconds * 10 + 60)
+        uri = f"/doc-{doc_kb}k.html"
+
+        def body():
+            steps = []
+            with tools.ServingOnNode(transport, server, ["nginx", "-c", str(root / "nginx.conf"), "-p", str(root)],
+                                     ctx.cluster.state.root / "web" / server.name / "nginx.log", "nginx",
+                                     env={"PATH": "/usr/sbin:/usr/bin:/bin"}):
+                _wait_listening(httperf, server.address)
+                rate = step
+                while rate <= max_rate:
+                    _, out, _ = httperf(["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
+                                         "--rate", str(rate), "--num-conns", str(rate * step_seconds), "--timeout", "5"])
+                    figures = {"rate": rate, **parse_httperf(out)}
+                    steps.append(figures)
+                    if not sustained(figures, rate):
+                        break
+                    rate += step
+            good = [s for s in steps if sustained(s, s["rate"])]
+            peak = good[-1] if good else None
+            result = {"doc_size": f"{doc_kb}KB", "peak_rate": peak["rate"] if peak else 0,
+                      "net_mbit_s_at_peak": round(peak["net_kb_s"] * 8 * 1024 / 1e6, 2)
+                      if peak and peak["net_kb_s"] else None,
+                      "steps": steps,
+                      "limited_by": "max rate reached" if peak and peak["rate"] >= max_rate else "replies fell short"}
+            checks = [Check(name="nginx answered", passed=bool(steps) and steps[0]["replies"] > 0,
+                            detail=f"{len(steps)} steps of {step} req/s"),
+                      Check(name="a sustained rate found", passed=peak is not None,
+                            detail=f"peak {result['peak_rate']} req/s" if peak else f"not even {step} req/s")]
+            return result, checks
+        attempt = timed(ctx, run_id, self.name, server, ["httperf", "--server", server.address, "--port", str(PORT),
+                                                         "--uri", uri, "--rate", "R"], body)
+        attempt.parameters["client"] = client.name
+        return attempt
 
 
-def _wait_listening(prefix: list[str], preexec, address: str, attempts: int = 50) -> None:
+def _wait_listening(httperf: tools.Runner, address: str, attempts: int = 50) -> None:
     for _ in range(attempts):
-        probe = subprocess.run([*prefix, "httperf", "--server", address, "--port", str(PORT), "--uri", "/",
-                                "--num-conns", "1", "--timeout", "1"], capture_output=True, text=True, preexec_fn=preexec)
-        if "replies 1" in probe.stdout:
+        _, out, _ = httperf(["httperf", "--server", address, "--port", str(PORT), "--uri", "/",
+                             "--num-conns", "1", "--timeout", "1"])
+        if "replies 1" in out:
             return
         time.sleep(0.2)
     raise SbclabError(f"nginx did not answer on {address}:{PORT}.",

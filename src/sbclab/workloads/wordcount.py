@@ -11,7 +11,7 @@ from typing import Any
 from ..results.schema import Check
 from ..stack import clients
 from . import inputs
-from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, spark_job
+from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, remove_output, spark_job
 
 FULL_CHECK_BYTES = 16 * 2**20
 
@@ -24,7 +24,7 @@ class WordCount(Workload):
     def defaults(self) -> dict[str, Any]:
         return {"seed": 0, "source": None, "reducers": None, "full_check_bytes": FULL_CHECK_BYTES}
 
-    def prepare(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
+    def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
         return inputs.airline_text(ctx, params["size_bytes"], params["seed"], params["source"],
                                    reuse=params.get("reuse_input", True))
 
@@ -53,9 +53,8 @@ class WordCount(Workload):
         if outcome.exit_status == 0:
             mapped = outcome.counters.get("Map-Reduce Framework", {}).get("Map output records")
             checks.append(equal("map output records = input tokens (wc -w)", mapped, data["tokens"]))
-            checks += self._output_checks(ctx, run_id, output, data, params)
-        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
-        return Attempt(outcome, checks, {"input_tokens": data["tokens"]}, parameters={"reducers": reducers})
+        return Attempt(outcome, checks, {"input_tokens": data["tokens"]}, parameters={"reducers": reducers},
+                       output=output)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
         output = f"/sbclab/out/{run_id}"
@@ -66,7 +65,10 @@ class WordCount(Workload):
         if outcome.exit_status == 0:
             checks.append(equal("tokens read = input tokens (wc -w)", result.get("tokens"), data["tokens"]))
             checks.append(equal("total of counts written = input tokens", result.get("total_count"), data["tokens"]))
-            checks += self._output_checks(ctx, run_id, output, data, params)
-        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"), check=False)
         return Attempt(outcome, checks, {**result, "input_tokens": data["tokens"]}, counters, logs,
-                       parameters={"reducers": reducers})
+                       parameters={"reducers": reducers}, output=output)
+
+    def validate(self, ctx, engine, run_id, params, data, attempt) -> None:
+        if attempt.finished:
+            attempt.checks += self._output_checks(ctx, run_id, attempt.output, data, params)
+        remove_output(ctx, run_id, attempt)

@@ -12,7 +12,9 @@ from pathlib import Path
 import duckdb
 
 from ..errors import SbclabError
-from .schema import RunRecord
+from ..results.schema import RunRecord
+from . import reference
+from .cells import status
 
 EXAMPLES = [
     ("mean time per workload and engine",
@@ -26,11 +28,6 @@ EXAMPLES = [
 ]
 
 
-def _status(run: RunRecord) -> str:
-    from ..analysis.cells import status
-    return status(run)
-
-
 def run_row(run: RunRecord) -> dict:
     m = run.measurements
     cp = m.cluster_power if m else None
@@ -42,7 +39,7 @@ def run_row(run: RunRecord) -> dict:
         "preset": run.cluster.preset, "backend": run.cluster.backend, "emulated": run.cluster.emulated,
         "scale_factor": run.scale.factor, "host": run.host.get("hostname"),
         "started_at": run.started_at.isoformat(), "wall_time_s": run.wall_time_s, "exit_status": run.exit_status,
-        "valid": run.validity.valid, "flagged": run.flagged, "status": _status(run),
+        "valid": run.validity.valid, "flagged": run.flagged, "status": status(run),
         "energy_j": cp.energy_j if cp else None, "avg_w": cp.avg_w if cp else None,
         "energy_above_idle_j": cp.energy_above_idle_j if cp else None,
         "power_estimated": cp.estimate if cp else None,
@@ -68,7 +65,6 @@ def node_rows(run: RunRecord) -> list[dict]:
 
 
 def published_rows() -> list[dict]:
-    from ..analysis import reference
     return [{"seed": p.seed, "table": p.table, "metric": p.metric, "unit": p.unit, "value": p.value,
              "printed": p.printed, **{k: p.dimensions.get(k) for k in ("workload", "engine", "size", "workers", "board", "storage")},
              "other": json.dumps({k: v for k, v in p.dimensions.items() if k not in reference.DIMENSIONS}, sort_keys=True)}

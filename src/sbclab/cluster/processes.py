@@ -5,20 +5,23 @@ directories.
 """
 
 import shutil
-import socket
 from pathlib import Path
 
-from ...errors import SbclabError
-from ..spec import NodeSpec
-from .base import Backend
+from ..errors import SbclabError
+from .local import LocalTransport
+from .spec import NodeSpec
 
 
-class ProcessesBackend(Backend):
+class ProcessesTransport(LocalTransport):
     name = "processes"
     shaped = False
+    own_filesystems = False
 
     def node_disk(self, node: NodeSpec) -> Path:
         return self.node_dir(node) / "disk"
+
+    def launch(self, node: NodeSpec, argv: list[str], enter="node"):
+        return argv, None
 
     def create_nodes(self) -> None:
         root = self.state.root
@@ -32,19 +35,6 @@ class ProcessesBackend(Backend):
         for node in self.spec.nodes:
             self.state.record("directory", path=str(self.node_dir(node)))
             self.node_disk(node).mkdir(parents=True, exist_ok=True)
-
-    def check_port_free(self, node: NodeSpec, port: int, daemon: str) -> None:
-        with socket.socket() as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                s.bind((node.address, port))
-            except OSError as err:
-                raise SbclabError(
-                    f"Port {port} on {node.address} ({node.name}, {daemon}) is in use: {err.strerror}.",
-                    "Stop whatever holds it (see 'ss -ltnp'), or remove an old cluster with 'sbclab cluster down --force'.") from err
-
-    def on_node(self, node: NodeSpec, argv: list[str]):
-        return argv, None
 
     def destroy(self) -> list[str]:
         leftovers = [f"process {p.pid}" for p in self.stop_processes()]

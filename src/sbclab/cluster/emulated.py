@@ -18,14 +18,17 @@ from pathlib import Path
 
 import psutil
 
-from ...errors import SbclabError
-from ...monitor import taskstats
-from .. import cgroups, reaper, system
-from ..spec import NodeSpec
-from ..state import ClusterState
-from .base import Backend, MpiNetworks
+from .. import profiles
+from ..errors import SbclabError
+from . import cgroups, reaper, system
+from .local import LocalTransport
+from .spec import NodeSpec
+from .state import ClusterState
+from .transport import MpiNetworks, NodeParts
 
 ETC_NETNS = Path("/etc/netns")
+# The kernel counts a thread's time blocked on block I/O (a node's own iowait) only when asked.
+DELAY_ACCOUNTING = Path("/proc/sys/kernel/task_delayacct")
 
 
 def _tbf_args(rate_mbit: float) -> list[str]:
@@ -35,9 +38,10 @@ def _tbf_args(rate_mbit: float) -> list[str]:
     return ["tbf", "rate", f"{rate_mbit:.3f}mbit", "burst", str(burst), "latency", "100ms"]
 
 
-class EmulatedBackend(Backend):
+class EmulatedTransport(LocalTransport):
     name = "emulated"
     shaped = True
+    own_filesystems = True
 
     # Interface names are at most 15 characters; the cluster name is at most 8.
     def bridge(self) -> str:
@@ -98,13 +102,13 @@ class EmulatedBackend(Backend):
     def _enable_delay_accounting(self) -> None:
         """A node's iowait is its threads' block-I/O delay, which the kernel counts only when asked."""
         try:
-            previous = Path(taskstats.DELAYACCT).read_text().strip()
+            previous = DELAY_ACCOUNTING.read_text().strip()
         except OSError:
             return  # an older kernel: nodes are sampled without iowait, and the samples say so
         if previous == "1":
             return
-        self.state.record("sysctl", path=taskstats.DELAYACCT, previous=previous)
-        Path(taskstats.DELAYACCT).write_text("1\n")
+        self.state.record("sysctl", path=str(DELAY_ACCOUNTING), previous=previous)
+        DELAY_ACCOUNTING.write_text("1\n")
 
     def _create_bridge(self) -> None:
         br = self.bridge()
@@ -144,7 +148,6 @@ class EmulatedBackend(Backend):
 
     @staticmethod
     def _board_cores(node: NodeSpec) -> int:
-        from ... import profiles
         return profiles.board(node.board).cores
 
     def _start_vcpu_balancer(self) -> None:
@@ -189,18 +192,24 @@ class EmulatedBackend(Backend):
 
     # --- running ------------------------------------------------------------------------
 
-    def on_node(self, node: NodeSpec, argv: list[str]):
+    def launch(self, node: NodeSpec, argv: list[str], enter="node"):
+        """Into the node's network namespace with its host name, then its cgroup; a sampler enters
+        only the cgroup (the node pays for it, and the kernel's taskstats interface answers only in
+        the host's network namespace, where the veth's host end counts the node's traffic); a
+        machine of its own played by a node (a test board's sshd) only the network."""
         group = cgroups.NodeCgroup(self.spec.name, node.name)
+        if enter == "limits":
+            return argv, group.join
         wrapped = ["ip", "netns", "exec", self.netns(node), "unshare", "--uts", "--",
                    "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]
-        return wrapped, group.join
+        return wrapped, (group.join if enter == "node" else None)
 
     def mpi_networks(self, nodes: list[NodeSpec]) -> MpiNetworks:
         """The cluster network only: this host's bridge address is on it, where mpirun listens."""
         return MpiNetworks(ranks=[str(self.spec.subnet)], daemons=[str(self.spec.subnet)])
 
     @contextmanager
-    def polling_friendly(self, nodes: list[NodeSpec]):
+    def short_cpu_periods(self, nodes: list[NodeSpec]):
         """Short CFS periods on the nodes for the block, the same shares (see cgroups.CFS_PERIOD_US)."""
         groups = [cgroups.NodeCgroup(self.spec.name, n.name) for n in nodes]
         if groups[0].version != 1:
@@ -223,27 +232,24 @@ class EmulatedBackend(Backend):
 
     # --- measuring ------------------------------------------------------------------------
 
-    def sampling_points(self) -> list[tuple[str, NodeSpec, dict]]:
+    def parts(self, node: NodeSpec) -> NodeParts:
         """Each node's own figures: its cgroup's CPU and memory, its loop device, its veth."""
-        points = []
-        for node in self.spec.nodes:
-            group = cgroups.NodeCgroup(self.spec.name, node.name)
-            if group.version == 2:
-                folder = str(cgroups.ROOT / group.relative)
-                cgroup = {"version": 2, "unified": folder, "procs": f"{folder}/cgroup.procs"}
-            else:
-                cgroup = {"version": 1, "cpuacct": str(cgroups.ROOT / "cpuacct" / group.relative),
-                          "memory": str(cgroups.ROOT / "memory" / group.relative),
-                          "procs": str(cgroups.ROOT / "memory" / group.relative / "cgroup.procs")}
-            points.append((node.name, node, {
-                "node": node.name, "scope": "node", "cores": self._board_cores(node), "cpu_capacity": node.cpu_cores,
-                "memory_limit": node.memory_bytes, "cgroup": cgroup, "device": self._loop_device(node),
-                # The throttle holds requests before the loop device counts them busy, so the medium's
-                # load is read as throughput against these limits (series.py).
-                "disk_limits": {"read_bytes_s": node.disk_read_bytes_s, "write_bytes_s": node.disk_write_bytes_s,
-                                "read_iops": node.disk_read_iops, "write_iops": node.disk_write_iops},
-                "interface": {"name": self._veth(node), "peer_side": True}}))
-        return points
+        group = cgroups.NodeCgroup(self.spec.name, node.name)
+        if group.version == 2:
+            folder = str(cgroups.ROOT / group.relative)
+            cgroup = {"version": 2, "unified": folder, "procs": f"{folder}/cgroup.procs"}
+        else:
+            cgroup = {"version": 1, "cpuacct": str(cgroups.ROOT / "cpuacct" / group.relative),
+                      "memory": str(cgroups.ROOT / "memory" / group.relative),
+                      "procs": str(cgroups.ROOT / "memory" / group.relative / "cgroup.procs")}
+        return NodeParts(
+            scope="node", cores=self._board_cores(node), cpu_capacity=node.cpu_cores, memory_limit=node.memory_bytes,
+            cgroup=cgroup, device=self._loop_device(node),
+            # The throttle holds requests before the loop device counts them busy, so the medium's
+            # load is read as throughput against these limits (series.py).
+            disk_limits={"read_bytes_s": node.disk_read_bytes_s, "write_bytes_s": node.disk_write_bytes_s,
+                         "read_iops": node.disk_read_iops, "write_iops": node.disk_write_iops},
+            interface={"name": self._veth(node), "peer_side": True})
 
     def _loop_device(self, node: NodeSpec) -> str | None:
         image = str(self.node_dir(node) / "disk.img")
@@ -251,32 +257,6 @@ class EmulatedBackend(Backend):
             if entry.get("image") == image and entry.get("device"):
                 return Path(entry["device"]).name
         return None
-
-    def sampler_launch(self, node: NodeSpec, argv: list[str]):
-        """In the node's cgroup, so the node pays for its sampler, but in the host's network namespace:
-        the kernel's taskstats interface answers only there, and the veth's host end counts the node's traffic."""
-        return argv, cgroups.NodeCgroup(self.spec.name, node.name).join
-
-    def fstrim(self) -> list[str]:
-        if os.geteuid() != 0 or shutil.which("fstrim") is None:
-            return []
-        trimmed = []
-        for node in self.spec.nodes:
-            done = subprocess.run(["fstrim", str(self.node_disk(node))], capture_output=True, timeout=600)
-            if done.returncode == 0:
-                trimmed.append(node.name)
-        return trimmed
-
-    def sync_disks(self) -> None:
-        # All nodes at once: each drains at its own medium's throttled speed, which on a slow card
-        # can take minutes after a write-heavy job.
-        syncs = [subprocess.Popen(["sync", "-f", str(self.node_disk(node))]) for node in self.spec.nodes]
-        for proc in syncs:
-            try:
-                proc.wait(timeout=1800)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
     def cgroup_procs_files(self) -> list[Path]:
         files = []

@@ -1,0 +1,81 @@
+"""What sbclab asks of a node's operating system, the same way on every kind of node: drop the page
+cache, trim the data filesystem, how busy the CPUs are, what the clock says.
+
+Each is a short shell command run through the transport, once per machine: nodes that share this
+host (emulated, processes) share its page cache and /proc/stat, so one of them answers for all.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+from ..errors import SbclabError
+from .spec import NodeSpec
+from .transport import Transport
+
+# As root, or through sudo without a password (a board's SSH user need not be root).
+_AS_ROOT = 'if [ "$(id -u)" = 0 ]; then as_root=""; else as_root="sudo -n"; fi; '
+_DROP_CACHES = _AS_ROOT + 'sync; echo 3 | $as_root tee /proc/sys/vm/drop_caches >/dev/null'
+_FSTRIM = _AS_ROOT + 'command -v fstrim >/dev/null && $as_root fstrim "$1"'
+_BUSY = 'head -n 1 /proc/stat; sleep "$1"; head -n 1 /proc/stat'
+
+
+def machines(transport: Transport) -> list[NodeSpec]:
+    """One node per machine: the master alone where every node is this host."""
+    return [transport.spec.master] if transport.shares_host else list(transport.spec.nodes)
+
+
+def _each(nodes: list[NodeSpec], work) -> list:
+    with ThreadPoolExecutor(max_workers=min(16, len(nodes))) as pool:
+        return list(pool.map(work, nodes))
+
+
+def _succeeded(transport: Transport, node: NodeSpec, argv: list[str], timeout_s: float) -> bool:
+    try:
+        return transport.capture(node, argv, timeout_s=timeout_s).status == 0
+    except (SbclabError, OSError):
+        return False
+
+
+def drop_caches(transport: Transport) -> bool:
+    """Drop every machine's page cache; False where that is not allowed (not root, no sudo)."""
+    return all(_each(machines(transport), lambda n: _succeeded(transport, n, ["sh", "-c", _DROP_CACHES], 600)))
+
+
+def fstrim(transport: Transport) -> list[str]:
+    """Trim each node's own data filesystem; the names of the nodes trimmed. Nodes without a
+    filesystem of their own, without fstrim, or whose medium takes no discards are left out."""
+    if not transport.own_filesystems:
+        return []
+    nodes = list(transport.spec.nodes)
+    done = _each(nodes, lambda n: _succeeded(transport, n, ["sh", "-c", _FSTRIM, "sh", str(transport.node_disk(n))],
+                                               600))
+    return [n.name for n, ok in zip(nodes, done) if ok]
+
+
+def cpu_busy_percent(before: str, after: str) -> float:
+    """CPU use between two `cpu` lines of /proc/stat: everything but idle, iowait and steal (time a
+    hypervisor took, when the machine is a virtual one)."""
+    a, b = ([int(x) for x in line.split()[1:]] for line in (before, after))
+    total = sum(b[:8]) - sum(a[:8])  # guest time is inside user already
+    resting = sum(b[i] - a[i] for i in (3, 4, 7) if i < len(a) and i < len(b))
+    return 100.0 * (total - resting) / total if total > 0 else 0.0
+
+
+def busy_percent(transport: Transport, window_s: float) -> float:
+    """The busiest machine's CPU use over a window; one that does not answer counts as busy."""
+    def busy(node):
+        try:
+            lines = transport.capture(node, ["sh", "-c", _BUSY, "sh", f"{window_s:g}"],
+                                      timeout_s=window_s + 30).stdout.decode().splitlines()
+        except (SbclabError, OSError):
+            return 100.0
+        return cpu_busy_percent(lines[0], lines[1]) if len(lines) == 2 else 100.0
+    return max(_each(machines(transport), busy))
+
+
+def node_time(transport: Transport, node: NodeSpec) -> float | None:
+    """The node's clock (seconds since the epoch), or None when it does not answer."""
+    try:
+        done = transport.capture(node, ["date", "+%s.%N"], timeout_s=20)
+        return float(done.stdout.decode().strip().splitlines()[-1])
+    except (SbclabError, OSError, ValueError, IndexError):
+        return None

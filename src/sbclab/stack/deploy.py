@@ -1,0 +1,140 @@
+"""Putting the stack on real boards: a Java each, the distribution where it differs, the folders.
+
+Deploying is idempotent: Java is installed only where no supported Java answers, the distribution
+is copied only where its manifests differ (as one tar stream, unpacked beside its final place and
+renamed over it, so a board never holds half of one under the real name), and a second `up`
+changes nothing and says what differs.
+"""
+
+from pathlib import Path
+
+from ..cluster import packages
+from ..cluster.remote import in_parallel
+from ..cluster.spec import NodeSpec
+from ..cluster.transport import Transport
+from ..errors import SbclabError
+from .distribution import Distribution, sha256
+from .java import SUPPORTED, pick_java
+from .record import JavaOnNode, StackRecord
+
+JAVA_PACKAGE = "openjdk-17-jre-headless"
+
+# Java homes a board offers, one per line: "<home>|<first line of java -version>".
+FIND_JAVA = r'''
+for d in "$JAVA_HOME" /usr/lib/jvm/*; do
+  [ -n "$d" ] && [ -x "$d/bin/java" ] || continue
+  [ -L "$d" ] && continue
+  printf '%s|%s\n' "$d" "$("$d/bin/java" -version 2>&1 | head -n 1)"
+done
+'''
+
+# A folder from a tar stream on stdin: unpacked beside its final place, then renamed over it.
+UNPACK = r'''
+set -e
+final="$1"; parent=$(dirname "$final"); partial="$final.partial.$$"
+mkdir -p "$parent" "$partial"
+tar -xf - -C "$partial"
+rm -rf "$final"
+mv "$partial/$(basename "$final")" "$final"
+rmdir "$partial"
+'''
+
+# A file from stdin, written beside its final place and renamed over it.
+RECEIVE = 'mkdir -p "$(dirname "$1")" && cat > "$1.partial" && mv "$1.partial" "$1"'
+
+
+def dist_dir_default(master_data_dir: str) -> str:
+    return f"{master_data_dir}/sbclab/dist"
+
+
+def _raise_first(results: dict[str, object], doing: str) -> None:
+    failed = {name: err for name, err in results.items() if isinstance(err, SbclabError)}
+    if failed:
+        name, err = next(iter(failed.items()))
+        others = f" (and {len(failed) - 1} more board(s))" if len(failed) > 1 else ""
+        raise SbclabError(f"{doing} failed on {name}{others}: {err.message}", err.hint)
+
+
+def _each(transport: Transport, work) -> dict[str, object]:
+    return in_parallel(list(transport.spec.nodes), work, lambda node: node.name)
+
+
+def find_java(transport: Transport, node: NodeSpec) -> tuple[str, str] | None:
+    return pick_java(transport.capture(node, ["sh", "-c", FIND_JAVA]).stdout.decode(errors="replace"))
+
+
+def ensure_java(transport: Transport, node: NodeSpec) -> tuple[tuple[str, str], list[str]]:
+    """(home, version) of a supported Java on the node, installing one where none answers."""
+    java = find_java(transport, node)
+    if java is not None:
+        return java, []
+    said = packages.install(transport, node, [JAVA_PACKAGE])
+    java = find_java(transport, node)
+    if java is None:
+        raise SbclabError(f"no Java {' or '.join(map(str, SUPPORTED))}, and installing {JAVA_PACKAGE} did not give one "
+                          f"({said or 'no output'}).",
+                          f"Install Java 17 on {node.name} (sudo apt-get install {JAVA_PACKAGE}), "
+                          "or let its user run sudo without a password, then run 'cluster up' again.")
+    return java, [f"installed {JAVA_PACKAGE}"]
+
+
+def _parts(local: Distribution) -> list[tuple[Path, str]]:
+    """Each part of the distribution with the file whose digest stands for it."""
+    return [(local.hadoop_home, "MANIFEST.json"), (local.spark_home, "MANIFEST.json"), (local.jobs_jar, "")]
+
+
+def stale(transport: Transport, node: NodeSpec, local: Distribution, root: Path) -> list[Path]:
+    """The parts of this host's distribution (Hadoop, Spark by manifest; the jobs jar) the board lacks."""
+    out = []
+    for part, digest_of in _parts(local):
+        there = root / part.name
+        have = transport.capture(node, ["sha256sum", "--", str(there / digest_of if digest_of else there)])
+        if have.stdout.decode().split(" ")[0] != sha256(part / digest_of if digest_of else part):
+            out.append(part)
+    return out
+
+
+def ship(transport: Transport, node: NodeSpec, local: Distribution, root: Path, log: Path) -> list[str]:
+    """Copy what differs from this host's cache; a folder goes as one tar stream, unpacked aside."""
+    changed = []
+    for part in stale(transport, node, local, root):
+        there = root / part.name
+        if part.is_file():
+            argv, feed = ["sh", "-c", RECEIVE, "sh", str(there)], ["cat", "--", str(part)]
+        else:
+            argv, feed = ["sh", "-c", UNPACK, "sh", str(there)], ["tar", "-C", str(part.parent), "-cf", "-", part.name]
+        status = transport.run(node, argv, {}, log, timeout_s=3600, label=f"copy {part.name}", feed=feed)
+        if status != 0:
+            raise SbclabError(f"copying {part.name} to {there} failed (exit {status}).",
+                              f"Check free space under {root} on {node.name} ('df -h'); read {log}.")
+        changed.append(f"copied {part.name}")
+    return changed
+
+
+def to_boards(transport: Transport, record: StackRecord, local: Distribution, log_dir: Path) -> None:
+    """Java and the distribution on every board, in parallel; recorded in the stack's record."""
+    root = Path(record.dist_dir)
+
+    def one(node):
+        java, changed = ensure_java(transport, node)
+        changed += ship(transport, node, local, root, log_dir / f"deploy-{node.name}.log")
+        return JavaOnNode(home=java[0], version=java[1]), changed
+    done = _each(transport, one)
+    _raise_first(done, "Deploying")
+    record.java = {name: got[0] for name, got in done.items()}
+    record.deploy = {name: got[1] for name, got in done.items()}
+
+
+def differences(transport: Transport, record: StackRecord, local: Distribution) -> list[str]:
+    """What differs on the boards from what to_boards would leave there (nothing is changed)."""
+    root = Path(record.dist_dir)
+
+    def one(node):
+        differs = [f"{part.name} on {node.name}" for part in stale(transport, node, local, root)]
+        java = record.java.get(node.name)
+        if java is None or transport.capture(node, ["test", "-x", f"{java.home}/bin/java"]).status != 0:
+            differs.append(f"Java on {node.name}")
+        return differs
+    found = _each(transport, one)
+    _raise_first(found, "Checking the deployment")
+    return [d for got in found.values() for d in got]

@@ -1,0 +1,149 @@
+"""A Hadoop and Spark cluster's life: up (nodes, stack, configs, daemons, health), reached again by
+name, asked how it is. Nothing half-made survives a failure: the nodes go with it."""
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..cluster import nodes
+from ..cluster.inventory import BoardAccess
+from ..cluster.spec import ClusterSpec
+from ..cluster.state import ClusterState
+from ..cluster.transport import Transport
+from ..errors import SbclabError
+from . import config, deploy, distribution, presets, sizing
+from .daemons import Stack, logs_dir
+from .distribution import Distribution
+from .java import java_home, java_version
+from .record import StackRecord
+
+
+@dataclass
+class Cluster:
+    state: ClusterState
+    transport: Transport
+    stack: Stack
+
+    @property
+    def spec(self) -> ClusterSpec:
+        return self.state.spec
+
+    @property
+    def configuration(self) -> dict:
+        return self.stack.record.configuration
+
+
+def _as_seen_by_nodes(transport: Transport, local: Distribution, record: StackRecord) -> Distribution:
+    """The distribution where the nodes find it: this host's cache, or the boards' copy."""
+    return local.relocated(Path(record.dist_dir)) if record.dist_dir else local
+
+
+def check(spec: ClusterSpec) -> None:
+    """What the stack needs of a cluster's shape, before anything is made."""
+    presets.check(spec.preset)
+    sizing.check(spec)
+
+
+def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None, temporary: bool = False,
+       boards: BoardAccess | None = None, dist_dir: str | None = None) -> Cluster:
+    """Bring a cluster up and wait until it serves; on any failure or interrupt, remove all of it.
+
+    A temporary cluster lives only as long as the sbclab that made it (a run's own cluster).
+    boards: how to reach real boards, for a spec made from an inventory; dist_dir where the
+    distribution goes on them."""
+    check(spec)
+    local = distribution.installed()
+    if boards is None:
+        java_home()  # a missing Java is refused before anything is created
+    with nodes.interrupts_as_exceptions():
+        started = time.monotonic()
+        progress(f"creating {len(spec.nodes)} {spec.backend} nodes" if boards is None
+                 else f"deploying to {len(spec.nodes)} boards (Java, distribution, folders)")
+        transport = nodes.create(spec, temporary=temporary, boards=boards)
+        state = transport.state
+        try:
+            record = StackRecord(dist_dir=(dist_dir or deploy.dist_dir_default(boards.inventory.master.data_dir))
+                                 if boards else None)
+            if boards is not None:
+                deploy.to_boards(transport, record, local, logs_dir(spec.name))
+            stack = Stack(transport, _as_seen_by_nodes(transport, local, record), record)
+            record.configuration = stack.render()
+            master_java = record.java.get(spec.master.name)
+            record.versions = local.versions(java=master_java.version if master_java else java_version())
+            record.save(state.root)
+            progress("starting daemons")
+            stack.start_all(timeout_s)
+            record.bring_up_s = round(time.monotonic() - started, 3)
+            record.save(state.root)
+            state.set_phase("up")
+        except BaseException:
+            progress("start-up failed; removing everything it created")
+            nodes.remove(transport)
+            raise
+    return Cluster(state, transport, stack)
+
+
+def attach(name: str) -> Cluster:
+    """The running cluster of that name."""
+    state = ClusterState.load(name)
+    if state.phase != "up":
+        raise SbclabError(f"Cluster '{name}' is not up (it is '{state.phase}').",
+                          f"Remove it with 'sbclab cluster down --force --name {name}', then bring it up again.")
+    transport = nodes.transport_for(state)
+    record = StackRecord.load(state.root)
+    local = distribution.installed(check=False)
+    return Cluster(state, transport, Stack(transport, _as_seen_by_nodes(transport, local, record), record))
+
+
+def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda message: None) -> None:
+    """A second `up` of real boards: check that everything is as deployed, change nothing, and say
+    what differs (as an error, with the way to apply it) when something does."""
+    state = ClusterState.load(name)
+    if state.spec.backend != "ssh" or state.spec != spec or state.phase != "up":
+        raise SbclabError(f"Cluster '{name}' is up with another shape or inventory (or is '{state.phase}').",
+                          f"Take it down with 'sbclab cluster down --name {name}' (the boards keep their data), "
+                          "then bring it up again.")
+    # The host keys may be read from another file this time; the boards are the same.
+    state.info.boards = state.info.boards.model_copy(update={"known_hosts": boards.known_hosts})
+    transport = nodes.transport_for(state)
+    record = StackRecord.load(state.root)
+    stack = Stack(transport, _as_seen_by_nodes(transport, distribution.installed(check=False), record), record)
+    differs = []
+    for node in spec.nodes:
+        layout = stack.layout(node)
+        _, files = config.render(spec, node, layout, stack.dist)
+        for file_name, text in files.items():
+            if transport.read_text(node, layout.conf_dir / file_name) != text:
+                differs.append(f"{file_name} on {node.name}")
+    differs += deploy.differences(transport, stack.record, distribution.installed())
+    if not stack.hdfs_ready(spec.workers) or len(stack.yarn_nodes()) < spec.workers:
+        differs.append("not every DataNode and NodeManager is live")
+    if differs:
+        raise SbclabError(f"Cluster '{name}' differs from what 'up' would make: {', '.join(differs[:5])}.",
+                          f"Apply it with 'sbclab cluster down --name {name}' and 'up' again; the boards keep their data.")
+    progress("every board is as deployed and every daemon is live; nothing changed")
+
+
+def status(cluster: Cluster) -> dict:
+    """What the daemons say about themselves: live DataNodes, YARN nodes, addresses."""
+    stack = cluster.stack
+    report = {"name": cluster.spec.name, "backend": cluster.spec.backend, "preset": cluster.spec.preset,
+              "scale": cluster.spec.scale.model_dump(), "datanodes": [], "yarn_nodes": [], "problems": []}
+    try:
+        info = stack.namenode_info()
+        report["safemode"] = info.get("Safemode") or "off"
+        for name, dn in sorted(stack.live_datanodes().items()):
+            report["datanodes"].append({"name": name, "address": dn.get("xferaddr"), "capacity": dn.get("capacity"),
+                                        "used": dn.get("used"), "remaining": dn.get("remaining")})
+    except Exception as err:  # noqa: BLE001 - report what is unreachable rather than fail the whole status
+        report["problems"].append(f"NameNode did not answer: {err}")
+    try:
+        for n in stack.yarn_nodes():
+            total = n.get("totalResource") or {}
+            report["yarn_nodes"].append({"id": n["id"], "state": n["state"],
+                                         "memory_mb": total.get("memory", n.get("availMemoryMB", 0) + n.get("usedMemoryMB", 0)),
+                                         "vcores": total.get("vCores", n.get("availableVirtualCores", 0) + n.get("usedVirtualCores", 0))})
+    except Exception as err:  # noqa: BLE001
+        report["problems"].append(f"ResourceManager did not answer: {err}")
+    report["addresses"] = [{"daemon": d, "node": n, "address": a} for d, n, a in stack.addresses()]
+    return report

@@ -1,0 +1,43 @@
+"""What the stack keeps of a cluster beside the cluster's own state (stack.json in its folder):
+the configuration it rendered, the versions it runs, the Java of each board and what deploying
+changed. It goes with the cluster's folder when the cluster is removed."""
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import atomic
+from ..errors import SbclabError
+
+FILE = "stack.json"
+
+
+class JavaOnNode(BaseModel):
+    home: str
+    version: str = Field(description="the first line of `java -version`")
+
+
+class StackRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    configuration: dict[str, dict[str, str]] = Field(default_factory=dict, description="the master's rendered values")
+    versions: dict[str, str] = Field(default_factory=dict)
+    bring_up_s: float | None = None
+    java: dict[str, JavaOnNode] = Field(default_factory=dict, description="boards: the Java each runs the stack on")
+    deploy: dict[str, list[str]] = Field(default_factory=dict, description="boards: what deploying changed on each")
+    dist_dir: str | None = Field(None, description="boards: where Hadoop and Spark live on every board")
+
+    @classmethod
+    def load(cls, cluster_root: Path) -> "StackRecord":
+        path = Path(cluster_root) / FILE
+        if not path.exists():
+            return cls()
+        try:
+            return cls.model_validate(json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError, ValidationError) as err:
+            raise SbclabError(f"{path} cannot be read ({err}).",
+                              "Take the cluster down with 'sbclab cluster down --force' and bring it up again.") from err
+
+    def save(self, cluster_root: Path) -> None:
+        atomic.write_text(Path(cluster_root) / FILE, self.model_dump_json(indent=1))
