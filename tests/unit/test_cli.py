@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from sbclab.cli import main_group
 from sbclab.cluster import inventory
 from sbclab.cluster import spec as cluster_spec
-from sbclab.cluster.state import ClusterState
+from sbclab.cluster.inventory import BoardAccess
+from sbclab.cluster.state import ClusterInfo, ClusterState
 
 
 def sbclab(*args):
@@ -140,8 +141,8 @@ def _boards_nobody_answers(tmp_path) -> Path:
 def test_a_cluster_on_boards_that_are_gone_is_forgotten_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.setenv("SBCLAB_HOME", str(tmp_path / "home"))
     inv = inventory.load(_boards_nobody_answers(tmp_path))
-    state = ClusterState.create(cluster_spec.from_inventory(inv, name="gone"))
-    state.extra.update({"inventory": inv.model_dump(mode="json"), "dist_dir": "/opt/sbclab"})
+    state = ClusterState.create(cluster_spec.from_inventory(inv, name="gone"),
+                                ClusterInfo(boards=BoardAccess(inventory=inv, known_hosts=str(tmp_path / "known"))))
     state.set_phase("up")
 
     kept = CliRunner().invoke(main_group, ["cluster", "down", "--name", "gone"])

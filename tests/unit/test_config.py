@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from sbclab.cluster import spec
-from sbclab.stack import config
+from sbclab.stack import config, sizing
 from sbclab.stack.distribution import Distribution
 
 GiB = 2**30
@@ -68,10 +68,11 @@ def test_yarn_is_sized_from_the_profile(tmp_path, dist):
     s, rendered = render(tmp_path, dist)
     yarn = rendered["worker1"]["yarn-site"]
     worker = s.worker_nodes[0]
-    assert int(yarn["yarn.nodemanager.resource.memory-mb"]) == worker.yarn_memory_mb
+    memory_mb, _ = sizing.yarn_share(worker)
+    assert int(yarn["yarn.nodemanager.resource.memory-mb"]) == memory_mb
     assert int(yarn["yarn.nodemanager.resource.memory-mb"]) * 2**20 < worker.memory_bytes
     assert yarn["yarn.nodemanager.resource.cpu-vcores"] == "4"
-    assert int(yarn["yarn.scheduler.maximum-allocation-mb"]) <= worker.yarn_memory_mb
+    assert int(yarn["yarn.scheduler.maximum-allocation-mb"]) <= memory_mb
 
 
 def test_files_are_written_and_well_formed(tmp_path, dist):

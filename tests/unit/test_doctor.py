@@ -1,6 +1,7 @@
 """Preflight judgements on facts as boards report them (recorded outputs of the facts script)."""
 
-from sbclab.cluster import doctor, inventory
+from sbclab.cluster import inventory
+from sbclab.experiments import doctor
 
 PI5_FACTS = """hostname=pi1
 resolves=192.168.1.11

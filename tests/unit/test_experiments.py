@@ -1,7 +1,7 @@
 import pytest
 
 from sbclab.errors import SbclabError
-from sbclab.experiments import model
+from sbclab.experiments import model, plan
 
 BASE = {"workloads": ["wordcount", "pi"], "workers": [1, 2], "sizes": ["8MB", "16MB"], "repetitions": 2}
 
@@ -31,7 +31,7 @@ def test_keys_are_stable_and_depend_on_what_defines_a_run():
 
 def test_defaults_are_the_seeds():
     e = model.parse({"workloads": ["pi", "dfsio-write"]})
-    assert e.repetitions == 5 and e.engines == ["hadoop", "spark"]
+    assert e.repetitions == 5 and e.engines_for("pi") == ["hadoop", "spark"]
     cell = next(c for c in model.cells(e) if c.workload == "pi")
     assert cell.parameters == {"maps": 100, "samples_per_map": 10_000}
     assert next(c for c in model.cells(e) if c.workload == "dfsio-write").parameters["files"] == 10
@@ -52,5 +52,24 @@ def test_bad_experiments_are_refused_naming_the_field(raw, message):
 
 def test_storage_need_counts_intermediate_data():
     e = model.parse({"workloads": ["terasort", "grep"], "sizes": ["1GB"], "presets": ["paper"]})
-    need, which = model.storage_needed(e, 2, "paper")
+    need, which = plan.storage_needed(e, 2, "paper")
     assert which.startswith("terasort") and need == 6 * 10**9
+
+
+def test_node_benchmarks_run_once_per_node_and_the_mix_on_the_last_shape():
+    e = model.parse({"workloads": ["sysbench-cpu", "iperf", "hpl"], "workers": [2], "repetitions": 1,
+                     "parameters": {"hpl": {"nodes": [1, 2]}}})
+    cells = model.cells(e)
+    assert [c.parameters["node"] for c in cells if c.workload == "sysbench-cpu"] == ["master", "worker1", "worker2"]
+    assert [(c.parameters["node"], c.parameters["peer"]) for c in cells if c.workload == "iperf"] == [
+        ("worker1", "master"), ("worker2", "master")]
+    assert [c.parameters["nodes"] for c in cells if c.workload == "hpl"] == [1, 2]
+    assert {c.engine for c in cells} == {"node", "mpi"}
+    mixed = model.cells(model.parse({**BASE, "concurrent": {"size": "4MB", "workloads": ["wordcount", "pi"]}}))
+    assert [c.workload for c in mixed[-2:]] == ["mix-sequential", "mix-concurrent"]
+    assert mixed[-1].shape == mixed[-3].shape
+
+
+def test_a_workload_given_no_engine_it_runs_on_is_refused():
+    with pytest.raises(SbclabError, match="none of the engines"):
+        model.parse({"workloads": ["sysbench-cpu"], "engines": ["hadoop"]})

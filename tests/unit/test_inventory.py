@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from sbclab.cluster import inventory
+from sbclab.monitor.settings import inventory_power
 from sbclab.errors import SbclabError
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "inventory.yml"
@@ -25,7 +26,7 @@ all:
 def test_the_shipped_example_parses():
     inv = inventory.load(EXAMPLE)
     assert inv.master.name == "pi0" and [w.name for w in inv.workers] == ["pi1", "pi2"]
-    assert inv.host("pi1").power.source == "http-plug"
+    assert inventory_power(inv)["pi1"].source == "http-plug"
 
 
 def test_nearer_variables_win_and_both_spellings_work():

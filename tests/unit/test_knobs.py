@@ -1,11 +1,16 @@
 """The catalogue of Pi knobs: each one with its exact change and its source, listed by the CLI."""
 
+from types import SimpleNamespace
+
 import pytest
 from click.testing import CliRunner
 
 from sbclab import cli
-from sbclab.cluster import knobs
+from sbclab.cluster import knobs, spec
+from sbclab.cluster.state import ClusterInfo
 from sbclab.errors import SbclabError
+from sbclab.stack import config
+from sbclab.stack.distribution import Distribution
 
 
 def test_every_knob_says_what_it_changes_where_and_from_which_seed():
@@ -28,23 +33,17 @@ def test_cluster_knobs_are_taken_and_firmware_or_layout_ones_are_pointed_elsewhe
         knobs.check_cluster_knobs(["pcie-gen3"])
     with pytest.raises(SbclabError, match="not applied by sbclab"):
         knobs.check_cluster_knobs(["master-separate"])
-    assert knobs.config_overrides(("crc-off",)) == {"hdfs-site": {"dfs.checksum.type": "NULL"}}
-    assert knobs.config_overrides(("fstrim",)) == {}
+    assert config.knob_overrides(("crc-off",)) == {"hdfs-site": {"dfs.checksum.type": "NULL"}}
+    assert config.knob_overrides(("fstrim",)) == {}
 
 
 def test_crc_off_reaches_hdfs_site_and_every_run_records_the_knobs(tmp_path):
-    from sbclab.cluster import spec
-    from sbclab.cluster.backends.emulated import EmulatedBackend
-    from sbclab.stack import config
-    from sbclab.stack.distribution import Distribution
     s = spec.build(backend="emulated", workers=2, cores=2, memory_bytes=24 * 2**30).model_copy(update={"knobs": ("crc-off",)})
     layout = config.NodeLayout(tmp_path / "conf", tmp_path / "disk", tmp_path / "logs")
     values = config.settings(s, s.master, layout, Distribution(tmp_path / "h", tmp_path / "s", tmp_path / "j.jar"))
     assert values["hdfs-site"]["dfs.checksum.type"] == "NULL"
 
-    class State:
-        spec = s
-    found = EmulatedBackend(State()).knobs()
+    found = knobs.of_cluster(SimpleNamespace(spec=s, info=ClusterInfo()))
     assert found == {"crc-off": [n.name for n in s.nodes], "master-separate": [s.master.name]}
 
 

@@ -6,25 +6,28 @@ from types import SimpleNamespace
 
 import pytest
 
+from sbclab.cluster.transport import Captured, NodeParts
 from sbclab.monitor import idle
 from sbclab.monitor.settings import MonitorSettings
 
 
-class AheadBackend:
+class AheadTransport:
     """Nodes whose clocks run `ahead` seconds (by name) ahead of this host's."""
 
     def __init__(self, ahead: dict[str, float]):
         self.ahead = ahead
+        nodes = [SimpleNamespace(name=name) for name in ahead]
+        self.spec = SimpleNamespace(nodes=nodes, master=nodes[0])
 
-    def sampling_points(self):
-        return [(name, SimpleNamespace(name=name), {}) for name in self.ahead]
+    def parts(self, node):
+        return NodeParts(scope="node")
 
-    def node_time(self, node):
-        return time.time() + self.ahead[node.name]
+    def capture(self, node, argv, env=None, timeout_s=120):
+        return Captured(0, f"{time.time() + self.ahead[node.name]:.6f}\n".encode(), b"")
 
 
-def cluster(**ahead) -> SimpleNamespace:
-    return SimpleNamespace(backend=AheadBackend(ahead))
+def cluster(**ahead) -> AheadTransport:
+    return AheadTransport(ahead)
 
 
 @pytest.mark.parametrize("settings", [MonitorSettings(idle_baseline_s=0), MonitorSettings(enabled=False)])

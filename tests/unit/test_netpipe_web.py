@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from sbclab.errors import SbclabError
-from sbclab.workloads import netpipe, web
+from sbclab.workloads import netpipe, storage, web
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -55,8 +55,6 @@ def test_nginx_keeps_its_temporary_files_in_its_own_folder(tmp_path):
 
 
 def test_dd_sizes_and_summary_line():
-    from sbclab.workloads import nodebench
-    assert [nodebench._mebibytes(s) for s in ("100M", "16m", "1G", "512K")] == [100, 16, 1024, 1]
+    assert [storage.mebibytes(s) for s in ("100M", "16m", "1G", "512K")] == [100, 16, 1024, 1]
     line = "8388608 bytes (8.4 MB, 8.0 MiB) copied, 0.013904 s, 603 MB/s\n"
-    match = nodebench._DD.search(line)
-    assert int(match.group(1)) / float(match.group(2)) / 1e6 == pytest.approx(603, rel=0.01)
+    assert storage.dd_mb_s(lambda argv: (0, "", line), ["if=x"]) == pytest.approx(603, rel=0.01)

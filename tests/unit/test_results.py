@@ -18,7 +18,7 @@ def make_run(run_id="r1", valid=True, workload="terasort", exit_status=0) -> Run
         parameters={"size_bytes": 10**6, "rows": 10**4},
         cluster=ClusterShape(name="lab", backend="emulated", emulated=True, shaped=True, workers=2, board="rpi5b",
                              storage="nvme", preset="stock",
-                             nodes=[NodeRecord(**n.model_dump()) for n in s.nodes]),
+                             nodes=[NodeRecord(**n.model_dump(), yarn_memory_mb=0, yarn_vcores=0) for n in s.nodes]),
         scale=ScaleRecord(**s.scale.model_dump()), versions={"hadoop": "3.3.6"}, configuration={"hdfs-site": {}}, host={"cpus": 2},
         command=["sbclab", "run"], job_command=["java"], started_at=start, finished_at=start + timedelta(seconds=5),
         wall_time_s=5.0, exit_status=exit_status,

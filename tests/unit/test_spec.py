@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 from sbclab.cluster import spec
 from sbclab.cluster.calibration import DiskFigures, HostCalibration
 from sbclab.errors import SbclabError
+from sbclab.stack import lifecycle, sizing
 
 GiB = 2**30
 
@@ -74,10 +75,21 @@ def test_a_big_enough_host_gives_full_profiles():
 def test_yarn_never_overcommits_the_node():
     s = build()
     for w in s.worker_nodes:
-        assert w.yarn_memory_mb * 2**20 <= w.memory_bytes - spec.WORKER_RESERVED_MB * 2**20
-        assert w.yarn_memory_mb % spec.MIN_ALLOCATION_MB == 0
-        assert w.yarn_vcores == 4
-    assert s.master.yarn_memory_mb == 0
+        memory_mb, vcores = sizing.yarn_share(w)
+        assert memory_mb * 2**20 <= w.memory_bytes - sizing.WORKER_RESERVED_MB * 2**20
+        assert memory_mb % sizing.MIN_ALLOCATION_MB == 0
+        assert vcores == 4
+    assert sizing.yarn_share(s.master) == (0, 0)
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(preset="fast"), "stock"),
+    (dict(memory_bytes=4 * GiB), "RAM"),
+])
+def test_shapes_the_stack_cannot_run_are_refused_with_advice(kw, words):
+    with pytest.raises(SbclabError) as err:
+        lifecycle.check(build(**kw))
+    assert words in str(err.value)
 
 
 def test_processes_backend_keeps_every_node_on_loopback():
@@ -93,8 +105,6 @@ def test_processes_backend_keeps_every_node_on_loopback():
     (dict(storage="tape"), "nvme"),
     (dict(board="rpi4b", storage="nvme"), "cannot be attached"),
     (dict(workers=0), "between 1 and 64"),
-    (dict(preset="fast"), "stock"),
-    (dict(memory_bytes=4 * GiB), "RAM"),
 ])
 def test_bad_shapes_are_refused_with_advice(kw, words):
     with pytest.raises(SbclabError) as err:

@@ -1,18 +1,29 @@
-"""The parts of the SSH backend that need no board: choosing a Java, the spec of an inventory, what
+"""The parts of the SSH transport that need no board: choosing a Java, the spec of an inventory, what
 reaches a board's command line."""
 
 import ipaddress
+import os
 import re
+import subprocess
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
+import psutil
 import pytest
 
-from sbclab.cluster import inventory, spec
-from sbclab.cluster.backends.ssh import SshBackend, cpu_busy_percent, pick_java
+from sbclab.cluster import inventory, nodeops, spec
+from sbclab.cluster.inventory import BoardAccess
+from sbclab.cluster.nodeops import cpu_busy_percent
 from sbclab.cluster.remote import smallest_network
-from sbclab.cluster.state import ClusterState
+from sbclab.cluster.ssh import TIED, SshTransport
+from sbclab.cluster.state import ClusterInfo, ClusterState
 from sbclab.errors import SbclabError
+from sbclab.stack import sizing
+from sbclab.stack.daemons import Stack
 from sbclab.stack.distribution import Distribution
+from sbclab.stack.java import pick_java
+from sbclab.stack.record import StackRecord
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "inventory.yml"
 
@@ -34,8 +45,9 @@ def test_an_inventory_gives_each_board_its_whole_profile():
     assert [n.name for n in s.nodes] == [h.name for h in inv.hosts]
     worker = s.worker_nodes[0]
     assert worker.address == inv.workers[0].address
-    assert worker.yarn_memory_mb > 0 and worker.yarn_vcores == int(worker.cpu_cores)
-    assert s.master.yarn_memory_mb == 0
+    memory_mb, vcores = sizing.yarn_share(worker)
+    assert memory_mb > 0 and vcores == int(worker.cpu_cores)
+    assert sizing.yarn_share(s.master) == (0, 0)
     with pytest.raises(SbclabError, match="not usable"):
         spec.from_inventory(inv, name="Bad Name")
 
@@ -44,12 +56,12 @@ def test_an_inventory_gives_each_board_its_whole_profile():
 def backend(tmp_path):
     inv = inventory.load(EXAMPLE)
     state = ClusterState(tmp_path / "state.json", spec.from_inventory(inv, name="pis"),
-                         extra={"inventory": inv.model_dump(mode="json"), "dist_dir": "/opt/sbclab"})
-    return SshBackend(state)
+                         info=ClusterInfo(boards=BoardAccess(inventory=inv, known_hosts="/dev/null")))
+    return SshTransport(state)
 
 
 def test_a_board_gets_the_stacks_variables_only(backend):
-    argv = backend._with_env({"PATH": "/usr/bin", "JAVA_HOME": "/j", "HADOOP_CONF_DIR": "/c", "HOME": "/root",
+    argv = backend.with_env({"PATH": "/usr/bin", "JAVA_HOME": "/j", "HADOOP_CONF_DIR": "/c", "HOME": "/root",
                               "SSH_AUTH_SOCK": "/tmp/agent", "SPARK_HOME": "/s"}, ["java", "-version"])
     assert argv == ["env", "PATH=/usr/bin", "JAVA_HOME=/j", "HADOOP_CONF_DIR=/c", "SPARK_HOME=/s", "java", "-version"]
 
@@ -57,9 +69,11 @@ def test_a_board_gets_the_stacks_variables_only(backend):
 def test_files_of_the_cluster_live_under_its_folder_on_each_board(backend):
     node = backend.spec.worker_nodes[0]
     root = Path(inventory.load(EXAMPLE).host(node.name).data_dir) / "sbclab" / "pis"
-    assert backend.node_paths(node, Path("/local/logs")) == (root / "conf", root / "data", root / "logs")
     local = Distribution(Path("/cache/hadoop-3.3.6"), Path("/cache/spark-3.5.0"), Path("/src/jobs/sbclab-jobs.jar"))
-    there = backend.distribution(local)
+    stack = Stack(backend, local.relocated(Path("/opt/sbclab")), StackRecord(dist_dir="/opt/sbclab"))
+    layout = stack.layout(node)
+    assert (layout.conf_dir, layout.disk, layout.log_dir) == (root / "conf", root / "data", root / "logs")
+    there = stack.dist
     assert (there.hadoop_classpath, there.spark_jars, there.jobs_jar) == (
         "/opt/sbclab/hadoop-3.3.6/lib/*", Path("/opt/sbclab/spark-3.5.0/jars"), Path("/opt/sbclab/sbclab-jobs.jar"))
     pattern = backend._pattern(node)
@@ -87,30 +101,23 @@ def test_a_boards_cpu_use_is_everything_but_idle_iowait_and_steal():
     assert cpu_busy_percent(before, stolen) == 25.0
 
 
-def test_this_hosts_idleness_leaves_out_time_the_hypervisor_stole(monkeypatch):
-    from types import SimpleNamespace
+def test_a_machine_that_does_not_answer_counts_as_busy():
+    class Silent:
+        shares_host = True
+        spec = SimpleNamespace(master=SimpleNamespace(name="master"))
 
-    import psutil
-
-    from sbclab.cluster.backends.base import Backend
-    monkeypatch.setattr(psutil, "cpu_times_percent",
-                        lambda interval: SimpleNamespace(user=5.0, system=3.0, idle=40.0, iowait=2.0, steal=50.0))
-    assert Backend.busy_percent(None, 1.0) == pytest.approx(8.0)
+        def capture(self, node, argv, env=None, timeout_s=120):
+            raise SbclabError("gone", "")
+    assert nodeops.busy_percent(Silent(), 0.1) == 100.0
 
 
 def _alive_marked(mark: str) -> list[int]:
-    import psutil
     return [p.pid for p in psutil.process_iter(["cmdline"]) if mark in " ".join(p.info["cmdline"] or [])]
 
 
 def test_a_tied_command_goes_with_its_connection_even_when_it_ignores_term():
     """What sshd does when a connection drops, played by a pipe: the command's stdin closes, and its
     whole session goes, a child that ignores SIGTERM included (as an idle iperf3 server does)."""
-    import os
-    import subprocess
-    import time
-
-    from sbclab.cluster.backends.ssh import TIED
     mark = f"sbclab-tied-{os.getpid()}"
     command = f"sh -c 'trap \"\" TERM; exec sleep 30' {mark} & sleep 30"
     r, w = os.pipe()
@@ -133,10 +140,6 @@ def test_a_tied_command_goes_with_its_connection_even_when_it_ignores_term():
 
 
 def test_a_tied_command_that_ends_gives_its_output_and_status():
-    import os
-    import subprocess
-
-    from sbclab.cluster.backends.ssh import TIED
     r, w = os.pipe()
     try:
         done = subprocess.run(["sh", "-c", TIED, "sh", "echo hi; exit 7"], stdin=r, capture_output=True, timeout=10)

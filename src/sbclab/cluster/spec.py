@@ -239,3 +239,26 @@ def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "
     return ClusterSpec(name=name, backend="ssh", preset=preset, board=first.board, storage=first.storage,
                        workers=sum(n.role == "worker" for n in nodes), subnet="inventory", nodes=tuple(nodes),
                        scale=scale, web_uis="cluster" if expose_web_uis else "loopback")
+
+
+def shaping(calibration: "HostCalibration", workers: int) -> list[dict]:
+    """How one worker of every board and medium it takes would be shaped on this host, in a cluster
+    of master + `workers` workers; a pair the host cannot shape says why."""
+    rows = []
+    for b in profiles.boards().values():
+        for s in profiles.storages().values():
+            if s.interface not in b.storage_interfaces or not s.measured_on(b.io_like or b.name):
+                continue
+            try:
+                shaped = build(backend="emulated", board=b.name, storage=s.name, workers=workers, calibration=calibration)
+            except SbclabError as err:
+                rows.append({"board": b.name, "storage": s.name, "refused": err.message})
+                continue
+            n = shaped.worker_nodes[0]
+            rows.append({"board": b.name, "storage": s.name, "factor": shaped.scale.factor,
+                         "limited_by": shaped.scale.limited_by, "core_speed": shaped.scale.core_speed,
+                         "cpu_cores": n.cpu_cores, "disk_read_mb_s": n.disk_read_bytes_s / 1e6,
+                         "disk_write_mb_s": n.disk_write_bytes_s / 1e6, "read_iops": n.disk_read_iops,
+                         "write_iops": n.disk_write_iops, "link_mbit_s": n.link_mbit_s,
+                         "memory_gib": n.memory_bytes / 2**30})
+    return rows

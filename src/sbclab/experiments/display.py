@@ -40,3 +40,23 @@ class ProgressDisplay:
 
     def stop(self) -> None:
         self.progress.stop()
+
+
+class LineDisplay:
+    """Progress as plain lines, for the shorthand commands (`run`, `micro`, `hpl`)."""
+
+    def __init__(self, say):
+        self.say = say
+
+    def start(self, total: int, skipped: int) -> None:
+        if skipped:
+            self.say(f"{skipped} run(s) already stored and valid: skipped")
+
+    def cell(self, cell: Cell) -> None:
+        self.say(cell.label())
+
+    def finished(self, cell: Cell, run: RunRecord) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass

@@ -1,27 +1,34 @@
 """An experiment: engines × workloads × worker counts × data sizes × storage × presets × repetitions.
 
-An experiment file (YAML) and `sbclab bench` flags both become an `Experiment`. It expands into
-cells, one per run, each with a key that does not depend on when or where it ran, so a results
-directory tells which cells are done and a re-run does only the rest.
+An experiment file (YAML), `sbclab bench` flags and the shorthand commands (`run`, `micro`, `hpl`)
+all become an `Experiment`. It expands into cells, one per run, each with a key that does not
+depend on when or where it ran, so a results directory tells which cells are done and a re-run
+does only the rest.
 """
 
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Callable, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import workloads as registry
-from ..cluster import spec as cluster_spec
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
+from ..stack.presets import PRESETS
 from ..units import format_size, parse_size
 
 
+def _size(value):
+    if isinstance(value, str):
+        return parse_size(value)
+    return value
+
+
 # Sizes are written as in the CLI: 64MB, 2GiB, or a number of bytes.
-Size = Annotated[int, BeforeValidator(lambda v: parse_size(v) if isinstance(v, str) else v)]
+Size = Annotated[int, BeforeValidator(_size), Field(gt=0)]
 
 
 class BetweenRuns(BaseModel):
@@ -42,7 +49,8 @@ class ClusterSettings(BaseModel):
     subnet: str = "10.214.0.0/24"
     disk_size: Size | None = Field(None, description="per node; default from the data sizes")
     scale: float | None = Field(None, gt=0, le=1)
-    timeout_s: float = 240
+    timeout_s: float = Field(240, gt=0)
+    knobs: list[str] = Field(default_factory=list, description="cluster knobs (crc-off, fstrim)")
 
 
 class Concurrent(BaseModel):
@@ -62,12 +70,14 @@ class Experiment(BaseModel):
     name: str = "experiment"
     description: str = ""
     cluster: ClusterSettings = ClusterSettings()
-    engines: list[Literal["hadoop", "spark"]] = ["hadoop", "spark"]
+    engines: list[Literal["hadoop", "spark", "node", "mpi"]] | None = Field(
+        None, description="default: every engine each workload runs on")
+    engines_of: dict[str, list[str]] = Field(default_factory=dict, description="a workload's engines, where fewer")
     workloads: list[str]
     workers: list[int] = [2]
     sizes: list[Size] = [64 * 10**6]
     storage: list[str] = ["nvme"]
-    presets: list[Literal["stock", "paper"]] = ["paper"]
+    presets: list[str] = ["paper"]
     repetitions: int = Field(5, ge=1, le=1000)
     parameters: dict[str, dict[str, Any]] = {}
     between_runs: BetweenRuns = BetweenRuns()
@@ -82,20 +92,48 @@ class Experiment(BaseModel):
                 raise ValueError(f"{n} workers is out of range (1-64)")
         return value
 
+    @field_validator("presets")
+    @classmethod
+    def _presets(cls, value):
+        for name in value:
+            if name not in PRESETS:
+                raise ValueError(f"unknown preset '{name}'; choose from {', '.join(PRESETS)}")
+        return value
+
     @model_validator(mode="after")
     def _known_names(self):
-        for name in [*self.workloads, *self.parameters, *(self.concurrent.workloads if self.concurrent else [])]:
+        names = [*self.workloads, *self.parameters, *self.engines_of,
+                 *(self.concurrent.workloads if self.concurrent else [])]
+        for name in names:
             if name not in registry.WORKLOADS:
                 raise ValueError(f"unknown workload '{name}'; choose from {', '.join(registry.WORKLOADS)}")
         for name, given in self.parameters.items():
             allowed = set(registry.get(name).defaults()) | {"reuse_input"}
             unknown = set(given) - allowed
             if unknown:
-                raise ValueError(f"unknown parameter(s) {', '.join(sorted(unknown))} for {name}; "
+                raise ValueError(f"unknown parameter(s) {', '.join(sorted(map(str, unknown)))} for {name}; "
                                  f"it takes {', '.join(sorted(allowed))}")
-        if not self.workloads or not self.engines or not self.workers or not self.sizes or not self.storage:
-            raise ValueError("engines, workloads, workers, sizes and storage each need at least one entry")
+        if not self.workloads or not self.workers or not self.sizes or not self.storage or not self.presets:
+            raise ValueError("workloads, workers, sizes, storage and presets each need at least one entry")
+        if self.engines is not None and not self.engines:
+            raise ValueError("engines needs at least one entry, or none at all for each workload's own")
+        for name in self.workloads:
+            if not self.engines_for(name):
+                raise ValueError(f"{name} runs on {', '.join(registry.get(name).engines)}, none of the engines asked for")
+        for name in self.workloads:
+            workload = registry.get(name)
+            for size in self.sizes:
+                try:
+                    workload.check_parameters(workload.parameters(size, self.parameters.get(name)))
+                except SbclabError as err:
+                    raise ValueError(f"{name}: {err.message.rstrip('.')}") from err
         return self
+
+    def engines_for(self, name: str) -> list[str]:
+        """The engines a workload runs on in this experiment."""
+        own = registry.get(name).engines
+        asked = self.engines_of.get(name) or self.engines or list(own)
+        return [e for e in asked if e in own]
 
 
 class Cell(BaseModel):
@@ -123,7 +161,8 @@ class Cell(BaseModel):
 
     def label(self) -> str:
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
-        return (f"{self.workload}/{self.engine} {self.workers}w {self.board}/{self.storage} {self.preset}{size} "
+        where = f" on {self.parameters['node']}" if isinstance(self.parameters.get("node"), str) else ""
+        return (f"{self.workload}/{self.engine}{where} {self.workers}w {self.board}/{self.storage} {self.preset}{size} "
                 f"#{self.repetition}")
 
     def as_record(self) -> dict[str, Any]:
@@ -135,7 +174,8 @@ def load(path: Path) -> Experiment:
     try:
         raw = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as err:
-        raise SbclabError(f"Cannot read the experiment file {path}: {err}.", "Give a readable YAML file.") from err
+        raise SbclabError(f"Cannot read the experiment file {path}: {' '.join(str(err).split())}.",
+                          "Give a readable YAML file; see examples/experiments/.") from err
     if not isinstance(raw, dict):
         raise SbclabError(f"{path} does not describe an experiment.", "See examples/experiments/ for the format.")
     return parse(raw, str(path))
@@ -147,19 +187,30 @@ def parse(raw: dict[str, Any], where: str = "the experiment") -> Experiment:
     except ValidationError as err:
         first = err.errors()[0]
         at = ".".join(map(str, first["loc"])) or "top level"
-        raise SbclabError(f"{where}: {at}: {first['msg']}.",
+        message = first["msg"].removeprefix("Value error, ")
+        raise SbclabError(f"{where}: {at}: {message}.",
                           "Fix that field; see examples/experiments/ for a complete file.") from err
     except SbclabError as err:
         raise SbclabError(f"{where}: {err.message}", err.hint) from err
 
 
-def cells(experiment: Experiment) -> list[Cell]:
+NodeNames = Callable[[int], list[tuple[str, str]]]
+
+
+def default_node_names(workers: int) -> list[tuple[str, str]]:
+    """(name, role) of a cluster sbclab makes: the master, then worker1, worker2 ..."""
+    return [("master", "master"), *((f"worker{i}", "worker") for i in range(1, workers + 1))]
+
+
+def cells(experiment: Experiment, node_names: NodeNames = default_node_names) -> list[Cell]:
     """Every run, grouped by cluster shape (so a cluster is brought up once per shape), then by size,
-    repetition, workload and engine, so repetitions of one cell are spread over the experiment's time."""
+    repetition, workload and engine, so repetitions of one cell are spread over the experiment's time.
+    The concurrent mix, when asked for, runs on the last shape."""
     out = []
     for storage in experiment.storage:
         for preset in experiment.presets:
             for workers in experiment.workers:
+                nodes = node_names(workers)
                 for size in experiment.sizes:
                     for repetition in range(1, experiment.repetitions + 1):
                         for name in experiment.workloads:
@@ -168,38 +219,18 @@ def cells(experiment: Experiment) -> list[Cell]:
                                 continue  # Pi does not depend on the size: once per shape and repetition
                             params = workload.parameters(size, experiment.parameters.get(name))
                             params.pop("size_bytes", None)
-                            for engine in experiment.engines:
-                                if engine not in workload.engines:
-                                    continue
-                                out.append(Cell(workload=name, engine=engine, workers=workers,
-                                                size_bytes=size if workload.sized else None,
-                                                board=experiment.cluster.board, storage=storage, preset=preset,
-                                                parameters=params, repetition=repetition))
+                            for engine in experiment.engines_for(name):
+                                for variant in workload.expand(params, nodes):
+                                    out.append(Cell(workload=name, engine=engine, workers=workers,
+                                                    size_bytes=size if workload.sized else None,
+                                                    board=experiment.cluster.board, storage=storage, preset=preset,
+                                                    parameters=variant, repetition=repetition))
+    conc = experiment.concurrent
+    if conc:
+        for repetition in range(1, conc.repetitions + 1):
+            for mode in ("sequential", "concurrent"):
+                out.append(Cell(workload=f"mix-{mode}", engine=conc.engine, workers=experiment.workers[-1],
+                                size_bytes=conc.size, board=experiment.cluster.board, storage=experiment.storage[-1],
+                                preset=experiment.presets[-1], parameters={"workloads": conc.workloads},
+                                repetition=repetition))
     return out
-
-
-def bytes_needed(workload_name: str, size: int, workers: int, preset: str) -> int:
-    """Bytes the cluster's disks hold at the peak of one cell: the input's replicas (dfs.replication
-    of the preset, capped by the DataNodes) and the workload's intermediate data and output."""
-    replicas = 1 if preset == "paper" else min(3, workers)
-    return int(size * (replicas + registry.get(workload_name).footprint_per_input_byte))
-
-
-def storage_needed(experiment: Experiment, workers: int, preset: str) -> tuple[int, str]:
-    """Bytes the cluster's disks must hold at the peak of the largest cell, and which cell that is."""
-    worst, which = 0, ""
-    for size in experiment.sizes:
-        for name in experiment.workloads:
-            if not registry.get(name).sized:
-                continue
-            need = bytes_needed(name, size, workers, preset)
-            if need > worst:
-                worst, which = need, f"{name} at {format_size(size)}"
-    return worst, which
-
-
-def disk_per_node(experiment: Experiment, workers: int) -> int:
-    if experiment.cluster.disk_size:
-        return experiment.cluster.disk_size
-    biggest = max((storage_needed(experiment, workers, preset)[0] for preset in experiment.presets), default=0)
-    return max(cluster_spec.DEFAULT_DISK_BYTES, int(biggest * 1.25 / workers) + 2**30)

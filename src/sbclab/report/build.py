@@ -12,7 +12,6 @@ from ..analysis import reference
 from ..analysis.cells import Cell, CellKey, cluster_identity, clusters_in, exclusion_reason, group, status
 from ..analysis.derived import CellFigures, Comparison, Costs, engine_ratios, figures, speedups, storage_gains
 from ..analysis.verdicts import Verdict, verdict
-from ..errors import SbclabError
 from ..results.schema import RunRecord
 from ..results.store import load_runs
 

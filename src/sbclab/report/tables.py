@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import atomic
 from ..analysis.cells import status
 from ..units import format_size
+from . import nodes
 from .build import Report
 
 
@@ -89,7 +90,6 @@ def write_all(report: Report, out: Path) -> dict[str, Path]:
     written = {}
     everything = {"results": str(report.results), "generated_at": report.generated_at, "command": report.command,
                   "clusters": report.clusters, "warnings": report.warnings, "costs": report.costs.model_dump()}
-    from . import nodes
     everything_tables = {**TABLES, **{name: make for name, (_, make) in nodes.TABLES.items()}}
     for name, make in everything_tables.items():
         rows = make(report)

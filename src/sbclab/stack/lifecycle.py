@@ -95,6 +95,11 @@ def attach(name: str) -> Cluster:
     return Cluster(state, transport, Stack(transport, _as_seen_by_nodes(transport, local, record), record))
 
 
+def bare_cluster(transport: Transport) -> Cluster:
+    """Nodes without Hadoop or Spark (node benchmarks): the stack only keeps their commands' logs."""
+    return Cluster(transport.state, transport, Stack(transport, distribution.installed(check=False), StackRecord()))
+
+
 def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda message: None) -> None:
     """A second `up` of real boards: check that everything is as deployed, change nothing, and say
     what differs (as an error, with the way to apply it) when something does."""

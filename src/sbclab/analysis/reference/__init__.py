@@ -115,3 +115,13 @@ def nearest(workload: str, engine: str, size_bytes: int | None, workers: int, bo
                 abs((d.get("workers") or 0) - workers))
     same = [p for p in wall_times() if p.dimensions.get("workload") == workload and p.dimensions.get("engine") == engine]
     return sorted(same, key=distance)[:limit]
+
+
+def for_cell(workload: str, engine: str, size_bytes: int | None, workers: int, board: str,
+             storage: str) -> tuple[list[Published], bool]:
+    """The published cells to set beside one of ours: the same cell when a seed has it (True), else
+    the nearest ones (False)."""
+    exact = matches(workload, engine, size_bytes, workers, board, storage)
+    if exact:
+        return exact, True
+    return nearest(workload, engine, size_bytes, workers, board, storage), False

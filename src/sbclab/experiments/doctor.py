@@ -23,10 +23,11 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from .. import profiles
+from ..cluster import remote
+from ..cluster.inventory import Host, Inventory
 from ..errors import SbclabError
-from . import remote
-from .inventory import Host, Inventory
-from .spec import WORKER_RESERVED_MB, yarn_memory_mb
+from ..stack.sizing import WORKER_RESERVED_MB, yarn_memory_mb
+from .plan import bytes_needed
 
 Severity = Literal["ok", "warning", "blocker"]
 CLOCK_OFFSET_WARN_S = 1.0
@@ -261,7 +262,6 @@ def need_per_node(workload: str | None, size_bytes: int | None, workers: int, pr
     """A worker's share of what the cluster's disks hold for the workload at that size."""
     if not workload or not size_bytes:
         return 0
-    from ..experiments.model import bytes_needed
     return bytes_needed(workload, size_bytes, workers, preset) // workers
 
 

@@ -1,0 +1,122 @@
+"""`sbclab bench`: an experiment from a file or from flags, run and resumable."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import yaml
+
+from .. import workloads as registry
+from ..cluster import inventory, spec as cluster_spec
+from ..errors import SbclabError
+from ..experiments import model, plan
+from ..experiments.display import ProgressDisplay
+from .options import HostKeys, Monitoring, bundle, counts, host_key_options, monitor_options, names
+from .output import console, err_console, say, table
+from .running import run_and_report
+
+
+def _read(experiment_file: Path | None) -> dict:
+    if experiment_file is None:
+        return {}
+    try:
+        raw = yaml.safe_load(experiment_file.read_text()) or {}
+    except (OSError, yaml.YAMLError) as err:
+        raise SbclabError(f"Cannot read the experiment file {experiment_file}: {' '.join(str(err).split())}.",
+                          "Give a readable YAML file; see examples/experiments/.") from err
+    if not isinstance(raw, dict):
+        raise SbclabError(f"{experiment_file} does not describe an experiment.", "See examples/experiments/.")
+    return raw
+
+
+def list_workloads() -> None:
+    for w in registry.WORKLOADS.values():
+        params = ", ".join(f"{k}={v}" for k, v in w.defaults().items())
+        console.print(f"[bold]{w.name}[/bold] ({', '.join(w.engines)}): {w.description}"
+                      + (f" [dim]({params})[/dim]" if params else ""))
+
+
+@dataclass
+class Matrix:
+    """An experiment's dimensions given as flags, over those of its file."""
+
+    workloads: str | None
+    engines: str | None
+    workers: list[int] | None
+    sizes: str | None
+    storage: str | None
+    presets: str | None
+    board: str | None
+    repetitions: int | None
+    name: str | None
+    backend: str | None
+
+    def over(self, raw: dict) -> dict:
+        flags = {"workloads": names(self.workloads), "engines": names(self.engines), "workers": self.workers,
+                 "sizes": names(self.sizes), "storage": names(self.storage), "presets": names(self.presets),
+                 "repetitions": self.repetitions}
+        raw = {**raw, **{k: v for k, v in flags.items() if v is not None}}
+        cluster = raw.get("cluster") or {}
+        if not isinstance(cluster, dict):
+            raise SbclabError("The experiment's cluster must be a mapping.", "See examples/experiments/.")
+        raw["cluster"] = {**cluster, **{k: v for k, v in {"board": self.board, "name": self.name,
+                                                          "backend": self.backend}.items() if v is not None}}
+        return raw
+
+
+matrix_options = bundle(Matrix, [
+    click.option("--workloads", help="Comma-separated, e.g. wordcount,terasort (see 'sbclab bench --list')."),
+    click.option("--engines", help="hadoop, spark or both (comma-separated); node and mpi for node benchmarks."),
+    click.option("--workers", callback=counts, help="Worker counts, e.g. 1,2,4."),
+    click.option("--sizes", help="Data sizes, e.g. 64MB,256MB."),
+    click.option("--storage", help="Storage profiles, e.g. nvme,microsd."),
+    click.option("--presets", help="stock, paper or both."),
+    click.option("--profile", "board", help="Board profile of every node."),
+    click.option("--repetitions", type=click.IntRange(1, 1000), help="Runs per cell (default 5)."),
+    click.option("--name", help="Cluster name."),
+    click.option("--backend", type=click.Choice(cluster_spec.BACKENDS), default=None),
+], "matrix")
+
+
+@click.command("bench")
+@click.argument("experiment_file", required=False, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@matrix_options
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Results directory; cells already stored there and valid are skipped.")
+@click.option("--dry-run", is_flag=True, help="Check the experiment and print its cells without running anything.")
+@click.option("--list", "list_only", is_flag=True, help="List the workloads and their parameters.")
+@click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Run on the boards of this YAML inventory over SSH: a cell with N workers uses the master and "
+                   "the first N workers; board and storage come from the inventory.")
+@host_key_options
+@click.option("--dist-dir", default=None, help="Where Hadoop and Spark live on every board (see 'cluster up --help').")
+@monitor_options
+def bench_command(experiment_file, matrix: Matrix, results, dry_run, list_only, inventory_file, keys: HostKeys,
+                  dist_dir, monitoring: Monitoring):
+    """Run an experiment: engines x workloads x workers x sizes x storage x presets x repetitions."""
+    if list_only:
+        list_workloads()
+        return
+    raw = matrix.over(_read(experiment_file))
+    access = None
+    if inventory_file is not None:
+        hosts = inventory.load(inventory_file)
+        first = cluster_spec.from_inventory(hosts.first_workers(1))
+        raw["cluster"].setdefault("board", first.board)
+        raw.setdefault("storage", [first.storage])
+        raw["cluster"]["backend"] = "ssh"
+        access = keys.access(hosts)
+    base = raw.get("monitor")
+    if base is not None and not isinstance(base, dict):
+        raise SbclabError(f"{experiment_file}: monitor must be a mapping.", "See docs/measurements.md.")
+    raw["monitor"] = monitoring.settings(base).model_dump(exclude_defaults=True)
+    if "workloads" not in raw:
+        raise SbclabError("No workloads given.", "Give an experiment file or --workloads (see 'sbclab bench --list').")
+    experiment = model.parse(raw, str(experiment_file or "the command line"))
+    if dry_run:
+        found = plan.prepare(experiment, results, say=say, boards=access)
+        console.print(table(f"{experiment.name}: {len(found.cells)} cells, {len(found.todo)} to run",
+                            ["cell", "key", "state"],
+                            [[c.label(), c.key, "stored" if c.key in found.done else "to run"] for c in found.cells]))
+        return
+    run_and_report(experiment, results, ProgressDisplay(err_console), access, dist_dir, purge_boards=True)

@@ -1,0 +1,162 @@
+"""`sbclab micro` and `sbclab hpl`: the seeds' node benchmarks and Linpack, on bare nodes (no Hadoop
+or Spark), as the seeds measured their boards."""
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from ..cluster import inventory, spec as cluster_spec
+from ..errors import SbclabError
+from ..experiments import builtin
+from ..experiments.display import LineDisplay
+from ..experiments.model import ClusterSettings
+from .options import HostKeys, INVENTORY, Monitoring, Shape, bundle, counts, host_key_options, monitor_options, \
+    shape_options, size
+from .output import say
+from .running import run_and_report
+
+
+def _cluster(shape: Shape, inventory_file: Path | None, keys: HostKeys):
+    """(cluster settings, workers, storage, how to reach the boards): the inventory's boards when one is
+    given, else an emulated cluster from the flags."""
+    if inventory_file is None:
+        return shape.settings(), shape.workers, shape.storage, None
+    hosts = inventory.load(inventory_file)
+    spec = cluster_spec.from_inventory(hosts, name=shape.name, preset=shape.preset)
+    settings = ClusterSettings(name=shape.name, board=spec.board, backend="ssh", timeout_s=shape.timeout)
+    return settings, spec.workers, spec.storage, keys.access(hosts)
+
+
+@dataclass
+class Tuning:
+    """How long and how large each node benchmark runs."""
+
+    seconds: int
+    power_seconds: int
+    file_size: str
+    netpipe_upper: int
+    netpipe_perturbation: int
+    doc_sizes: str
+    step_seconds: int
+    max_rate: int
+
+    def parameters(self, node: str) -> dict[str, dict]:
+        try:
+            sizes_kb = [int(v) for v in self.doc_sizes.split(",") if v.strip()]
+        except ValueError:
+            raise SbclabError(f"--doc-sizes {self.doc_sizes} is not a list of kilobytes.",
+                              "Write e.g. 1,4,10,50,70,100.") from None
+        on = {"node": node}
+        return {"sysbench-cpu": {**on, "seconds": self.seconds}, "storage": {**on, "seconds": self.seconds,
+                                                                            "size": self.file_size},
+                "iperf": {**on, "seconds": self.seconds}, "idle": {**on, "seconds": self.power_seconds},
+                "stress": {**on, "seconds": self.power_seconds},
+                "netpipe": {"upper_bytes": self.netpipe_upper, "perturbation": self.netpipe_perturbation},
+                "web": {"doc_sizes_kb": sizes_kb, "step_seconds": self.step_seconds, "max_rate": self.max_rate}}
+
+
+tuning_options = bundle(Tuning, [
+    click.option("--seconds", type=click.IntRange(1, 3600), default=10, show_default=True,
+                 help="Length of each sysbench, fio and iperf3 test."),
+    click.option("--power-seconds", type=click.IntRange(1, 86400), default=60, show_default=True,
+                 help="Idle and stress durations of the power test (the seeds used 3600)."),
+    click.option("--file-size", default="100M", show_default=True, help="fio's file, as the seeds' iozone runs (100 MB)."),
+    click.option("--netpipe-upper", default="8MiB", show_default=True, callback=size, help="netpipe: the largest message."),
+    click.option("--netpipe-perturbation", type=click.IntRange(0, 1024), default=3, show_default=True,
+                 help="netpipe: also measure this many bytes either side of each power of two (0: powers of two alone)."),
+    click.option("--doc-sizes", default="1,4,10,50,70,100", show_default=True, help="web: document sizes in KB."),
+    click.option("--step-seconds", type=click.IntRange(1, 600), default=10, show_default=True,
+                 help="web: seconds at each request rate (steps of 100 req/s)."),
+    click.option("--max-rate", type=click.IntRange(100, 100000), default=5000, show_default=True,
+                 help="web: highest rate tried."),
+], "tuning")
+
+
+@click.command("micro")
+@shape_options
+@click.option("--benchmarks", default="cpu,storage,network,power", show_default=True,
+              help="Which of cpu (sysbench), storage (fio), network (iperf3), power (idle and stress-ng), "
+                   "netpipe (TCP and MPI between two nodes), web (nginx capacity by document size).")
+@click.option("--node", "node_name", default="all", show_default=True,
+              help="Run on this node only (e.g. worker1), or on all (network: every worker with the master).")
+@tuning_options
+@click.option("--container", type=click.Choice(["docker", "podman"]), default=None,
+              help="web: also serve from a container on the same node, to report the overhead (Hajji & Tso Tables 1-2).")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
+@INVENTORY
+@host_key_options
+@monitor_options
+def micro_command(shape: Shape, benchmarks, node_name, tuning: Tuning, container, repetitions, results, inventory_file,
+                  keys: HostKeys, monitoring: Monitoring):
+    """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
+    power idle and under load with temperature (the seeds' Tables 3-7)."""
+    chosen = [b.strip() for b in benchmarks.split(",") if b.strip()]
+    unknown = [b for b in chosen if b not in builtin.MICRO]
+    if unknown or not chosen:
+        raise SbclabError(f"Unknown benchmark(s): {', '.join(unknown) or '(none given)'}.",
+                          f"Choose from {', '.join(builtin.MICRO)}.")
+    if container and not _runtime_answers(container):
+        say(f"[yellow]No working {container} here (not installed, or its daemon does not answer '{container} info'): "
+            "--container does nothing; the native runs go ahead.[/yellow]")
+        container = None
+    if container:
+        raise SbclabError(f"Serving from a {container} container inside an emulated node is not supported yet.",
+                          "Run without --container; the native figures are what this version measures.")
+    settings, workers, storage, access = _cluster(shape, inventory_file, keys)
+    names = [n for n, _ in _node_names(access, workers)]
+    if node_name != "all" and node_name not in names:
+        raise SbclabError(f"There is no node '{node_name}' in this cluster.", f"Choose from {', '.join(names)}, or all.")
+    experiment = builtin.micro(settings, storage, workers, chosen, tuning.parameters(node_name), repetitions,
+                               monitoring.settings())
+    run_and_report(experiment, results, LineDisplay(say), access)
+
+
+def _node_names(access, workers: int) -> list[tuple[str, str]]:
+    if access is None:
+        return [("master", "master"), *((f"worker{i}", "worker") for i in range(1, workers + 1))]
+    return [(h.name, h.role) for h in access.inventory.hosts]
+
+
+def _runtime_answers(runtime: str) -> bool:
+    if not shutil.which(runtime):
+        return False
+    try:
+        return subprocess.run([runtime, "info"], capture_output=True, timeout=20).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+@click.command("hpl")
+@shape_options
+@click.option("--nodes", "node_counts", callback=counts,
+              help="Worker counts to run HPL on, e.g. 1,2,4 (default 1, 2, 4, ... up to --workers).")
+@click.option("--n", "problem", type=click.IntRange(1), default=None,
+              help="Problem size N (default: Baun's Eq. 2 from the nodes' memory and --memory-fraction).")
+@click.option("--nb", default="32", show_default=True, help="Block size NB, or 'sweep' to try 16-256 on a small N first.")
+@click.option("--memory-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True,
+              help="R of Eq. 2: the share of the nodes' memory the matrix fills.")
+@click.option("--ranks-per-node", type=click.IntRange(1, 256), default=None,
+              help="MPI ranks per node (default: the board's cores).")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
+@INVENTORY
+@host_key_options
+@monitor_options
+def hpl_command(shape: Shape, node_counts, problem, nb, memory_fraction, ranks_per_node, repetitions, results,
+                inventory_file, keys: HostKeys, monitoring: Monitoring):
+    """High Performance Linpack (Debian's hpcc) with OpenMPI across 1, 2, 4 ... workers: Rmax, Rpeak,
+    efficiency, speedup and Gflops per watt, every run stored (Baun 2016, Table 7)."""
+    if nb != "sweep" and not nb.isdigit():
+        raise SbclabError(f"--nb {nb} is not a block size.", "Give a positive integer such as 32, or 'sweep'.")
+    settings, workers, storage, access = _cluster(shape, inventory_file, keys)
+    if node_counts and any(c < 1 or c > workers for c in node_counts):
+        raise SbclabError(f"--nodes {','.join(map(str, node_counts))} asks for more workers than the cluster's "
+                          f"{workers}.", f"Give counts between 1 and {workers}, or more workers.")
+    parameters = {"nodes": node_counts, "n": problem, "nb": nb if nb == "sweep" else int(nb),
+                  "memory_fraction": memory_fraction, "ranks_per_node": ranks_per_node}
+    experiment = builtin.hpl(settings, storage, workers, parameters, repetitions, monitoring.settings())
+    run_and_report(experiment, results, LineDisplay(say), access)

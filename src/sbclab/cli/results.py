@@ -1,0 +1,131 @@
+"""Reading stored runs: `sbclab results summary|show`, `report`, `compare` and `query`."""
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from ..analysis import query, reference
+from ..analysis.derived import Costs
+from ..errors import SbclabError
+from ..report import build, html
+from ..results import summary
+from ..results.store import ResultsStore, load_runs
+from .options import CostOptions, cost_options
+from .output import console, runs_summary, say
+
+RESULTS_DIR = click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
+
+
+@click.group("results")
+def results_group():
+    """Read stored runs."""
+
+
+@results_group.command("summary")
+@RESULTS_DIR
+def results_summary(results_dir):
+    """The summary table of every run stored in RESULTS_DIR."""
+    runs_summary(ResultsStore(results_dir))
+
+
+@results_group.command("show")
+@RESULTS_DIR
+@click.argument("run_id")
+def results_show(results_dir, run_id):
+    """One run's measurements: per-node figures, intermediate data, phases, power, health flags."""
+    found = ResultsStore(results_dir).runs_matching({run_id})
+    if not found:
+        raise SbclabError(f"No run {run_id} in {results_dir}.", f"See 'sbclab results summary {results_dir}' for run ids.")
+    run = found[0]
+    console.print(summary.table([run], title=f"{run.workload} on {run.engine}"))
+    for shown in summary.measurement_tables(run):
+        console.print(shown)
+    for note in summary.measurement_notes(run):
+        console.print(note)
+    caption = summary.caption([run])
+    if caption:
+        console.print(f"[yellow]{caption}[/yellow]")
+
+
+@click.command("report")
+@RESULTS_DIR
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write report.html, report.json, summary.md and tables/*.csv (default RESULTS_DIR/report).")
+@cost_options
+def report_command(results_dir, out, costs: CostOptions):
+    """The report of every run in RESULTS_DIR: statistics, verdicts, plots, the seeds side by side."""
+    report = build.build(results_dir, Costs(**costs.given()))
+    written = html.write(report, out or Path(results_dir) / "report")
+    for warning in report.warnings[:5]:
+        say(f"[yellow]{warning}[/yellow]")
+    if len(report.warnings) > 5:
+        say(f"... and {len(report.warnings) - 5} more warnings in the report")
+    for kind, path in written.items():
+        console.print(f"{kind:12} {path}")
+
+
+def _fmt(value, fmt="{:.1f}"):
+    return "—" if value is None else fmt.format(value)
+
+
+@click.command("compare")
+@RESULTS_DIR
+def compare_command(results_dir):
+    """Each cell of RESULTS_DIR beside the seeds' published cell with the same workload, engine, size,
+    workers, board and medium; cells without one get the nearest published cells, said to be nearest."""
+    report = build.build(results_dir)
+    shown = Table(title="Your cells next to the published results (ratio = yours / published; above 1: slower)",
+                  title_justify="left")
+    for column in ("cell", "yours (s)", "published", "source", "ratio", "match"):
+        shown.add_column(column)
+    for f in report.figures:
+        k = f.cell.key
+        ours = f.wall_time.mean if f.wall_time else None
+        label = k.label() + (" [emulated]" if f.cell.emulated else "")
+        found, exact = reference.for_cell(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage)
+        if not found:
+            shown.add_row(label, _fmt(ours), "—", "no published result for this workload and engine", "", "")
+        for p in found:
+            where = ", ".join(f"{d} {p.dimensions[d]}" for d in ("size", "workers", "board", "storage")
+                              if d in p.dimensions)
+            shown.add_row(label, _fmt(ours), f"{p.printed} {p.unit}", f"{p.source} ({where})",
+                          _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"),
+                          "same cell" if exact else "nearest, not the same")
+    console.print(shown)
+    if report.emulated:
+        console.print("[yellow]Your results are emulated: the ratios compare the emulation with real boards.[/yellow]")
+
+
+@click.command("query")
+@click.argument("sql")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True, help="The results directory to query.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def query_command(sql, results_dir, fmt):
+    """SQL (DuckDB) over the stored runs: tables runs, nodes and published.
+
+    \\b
+    Examples:
+      sbclab query "SELECT workload, engine, count(*) AS n, avg(wall_time_s) FROM runs GROUP BY ALL"
+      sbclab query "SELECT run_id, node, cpu_busy_pct_mean FROM nodes WHERE node <> 'master'"
+      sbclab query "SELECT * FROM published WHERE workload = 'terasort' AND workers = 4"
+      sbclab query "DESCRIBE runs"
+    """
+    columns, rows = query.run_sql(load_runs(results_dir), sql)
+    if fmt == "json":
+        click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=1, default=str))
+    elif fmt == "csv":
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        shown = Table()
+        for column in columns:
+            shown.add_column(column)
+        for row in rows:
+            shown.add_row(*("" if v is None else str(v) for v in row))
+        console.print(shown)

@@ -1,0 +1,41 @@
+"""`sbclab run`: the main job, TeraGen → TeraSort → TeraValidate and Spark Pi, every run stored."""
+
+from pathlib import Path
+
+import click
+
+from ..experiments import builtin
+from ..experiments.display import LineDisplay
+from ..units import parse_size
+from .options import Boards, Monitoring, Shape, board_options, monitor_options, shape_options
+from .output import say
+from .running import run_and_report
+
+
+@click.command("run")
+@shape_options
+@click.option("--size", default="256MB", show_default=True, help="TeraGen/TeraSort data size, e.g. 256MB, 1GB, 2GiB.")
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
+              help="Directory the run documents and logs are written to.")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Times each benchmark runs (the seeds used 5).")
+@click.option("--pi-maps", type=click.IntRange(1, 10000), default=100, show_default=True, help="Pi: maps (Spark slices).")
+@click.option("--pi-samples", type=click.IntRange(1, 10**9), default=10000, show_default=True, help="Pi: samples per map.")
+@monitor_options
+@board_options
+def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, monitoring: Monitoring, boards: Boards):
+    """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored.
+
+    It uses a running cluster of the same name and shape, else brings one up for the job and takes
+    it down afterwards. With --inventory it runs on the boards (preflighted first), stopping the
+    daemons it started afterwards."""
+    size_bytes = parse_size(size)
+    spec, access = boards.of_inventory(shape.name, shape.preset)
+    settings = shape.settings(boards.knobs())
+    workers, storage = shape.workers, shape.storage
+    if spec is not None:
+        settings = settings.model_copy(update={"backend": "ssh", "board": spec.board})
+        workers, storage = spec.workers, spec.storage
+    experiment = builtin.main_job(settings, storage, shape.preset, workers, size_bytes, repetitions, pi_maps,
+                                  pi_samples, monitoring.settings())
+    run_and_report(experiment, results, LineDisplay(say), access, boards.dist_dir, purge_boards=False)

@@ -1,0 +1,132 @@
+"""What sbclab works with: `sbclab stack fetch`, `profiles list|show`, `calibrate` and `data generate`."""
+
+import sys
+from contextlib import nullcontext
+from pathlib import Path
+
+import click
+import yaml
+
+from .. import atomic, profiles
+from ..cluster import calibration, spec as cluster_spec
+from ..data import airline
+from ..stack import distribution
+from .options import size
+from .output import console, say, table
+
+
+@click.group("stack")
+def stack_group():
+    """The Hadoop and Spark distributions sbclab deploys."""
+
+
+@stack_group.command("fetch")
+@click.option("--refresh", is_flag=True, help="Fetch again even if the cache looks complete.")
+def stack_fetch(refresh):
+    """Assemble Hadoop and Spark from Maven Central into the cache (once), build sbclab's Spark jobs."""
+    dist = distribution.fetch(refresh=refresh)
+    distribution.installed()
+    for key, value in dist.versions().items():
+        console.print(f"{key}: {value}")
+    console.print(f"hadoop: {dist.hadoop_home}\nspark: {dist.spark_home}\njobs: {dist.jobs_jar}")
+
+
+@click.group("profiles")
+def profiles_group():
+    """Board and storage profiles."""
+
+
+def _opt(value) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+@profiles_group.command("list")
+def profiles_list():
+    """Every board and storage profile (shipped and the user's), one line each."""
+    console.print(table("Boards", ["name", "description", "cores", "GHz", "RAM GiB", "idle W", "load W", "NIC Mb/s",
+                                   "USD", "media"],
+                        [[b.name, b.description, str(b.cores), f"{b.clock_ghz:g}", f"{b.ram_gib:g}", _opt(b.idle_watts),
+                          _opt(b.load_watts), f"{b.nic_mbps:g}", f"{b.price_usd:g}", ", ".join(b.storage_interfaces)]
+                         for b in profiles.boards().values()]))
+    console.print(table("Storage (sequential MB/s at the largest record size, 4 KB IOPS; per board measured in)",
+                        ["name", "interface", "board", "read MB/s", "write MB/s", "read IOPS", "write IOPS"],
+                        [[s.name, s.interface, board_name, f"{f.seq_read:g}", f"{f.seq_write:g}", f"{f.read_iops:.0f}",
+                          f"{f.write_iops:.0f}"]
+                         for s in profiles.storages().values() for board_name, f in s.on_board.items()]))
+    console.print(f"Aliases: {', '.join(f'{k} = {v}' for k, v in profiles.STORAGE_ALIASES.items())}. "
+                  f"Add your own as YAML files in {profiles.user_dir()}/boards/ or {profiles.user_dir()}/storage/.")
+
+
+@profiles_group.command("show")
+@click.argument("name")
+def profiles_show(name):
+    """One profile, every figure with its source."""
+    if name in profiles.boards():
+        kind, profile = "board", profiles.board(name)
+    else:
+        kind, profile = "storage", profiles.storage(name)
+    data = profile.model_dump(exclude_none=True, exclude_defaults=False)
+    sources = data.pop("sources", {})
+    console.print(f"[bold]{kind} {profile.name}[/bold]")
+    console.print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
+    if sources:
+        console.print("[bold]sources[/bold]")
+        for field, source in sources.items():
+            console.print(f"  {field}: {source}")
+
+
+@click.command("calibrate")
+@click.option("--force", is_flag=True, help="Measure again even if this host's figures are cached.")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Cluster size the shaping table is computed for.")
+def calibrate_command(force, workers):
+    """Measure this host (sysbench, fio, iperf3) and show the shaping of each profile's emulated nodes."""
+    host = calibration.current(progress=say, remeasure=force)
+    console.print(f"host {host.cpu_model}, {host.cores} cores, kernel {host.kernel}, "
+                  f"measured {host.measured_at:%Y-%m-%d %H:%M} UTC")
+    console.print("sysbench events/s per core: " + ", ".join(f"--cpu-max-prime={p}: {v[1]:.6g}"
+                                                           for p, v in host.sysbench.items()))
+    console.print(f"disk ({host.disk_path}): read {host.disk.seq_read_mb_s:.0f} MB/s, write {host.disk.seq_write_mb_s:.0f} "
+                  f"MB/s, 4K IOPS read {host.disk.rand_read_iops:.0f}, write {host.disk.rand_write_iops:.0f}; "
+                  f"veth link {host.veth_mbps or 0:.0f} Mb/s")
+    rows = []
+    for r in cluster_spec.shaping(host, workers):
+        if "refused" in r:
+            rows.append([r["board"], r["storage"], "-", r["refused"], "", "", "", "", "", ""])
+            continue
+        rows.append([r["board"], r["storage"], f"{r['factor']:.3g}", r["limited_by"], f"{r['core_speed']:.3g}",
+                     f"{r['cpu_cores']:.3g}", f"{r['disk_read_mb_s']:.3g}/{r['disk_write_mb_s']:.3g}",
+                     f"{r['read_iops']:.0f}/{r['write_iops']:.0f}", f"{r['link_mbit_s']:.3g}", f"{r['memory_gib']:.2f}"])
+    console.print(table(f"Shaping of one node in a cluster of master + {workers} workers",
+                        ["board", "storage", "factor", "limited by", "host cores per board core", "CPU quota (cores)",
+                         "disk read/write MB/s", "IOPS r/w", "link Mb/s", "memory GiB"], rows))
+
+
+@click.group("data")
+def data_group():
+    """Input data for the workloads."""
+
+
+@data_group.command("generate")
+@click.option("--bytes", "size_bytes", callback=size, required=True, help="How much to write, e.g. 1GB; whole lines only.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same bytes.")
+@click.option("--first-variant", type=click.IntRange(0), default=0, show_default=True,
+              help="Where in the sequence of block variants to start (parts written in parallel use disjoint ranges).")
+@click.option("--block-bytes", callback=size, default=None,
+              help="Rows rendered once and rewritten per copy (default 32MiB); part of what makes the output.")
+@click.option("--source", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help="A real airline CSV (e.g. 2006.csv) to append to itself instead of generating rows.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="File to write (default: standard output).")
+@click.option("--header", is_flag=True, help="Start with the ASA column names (the seeds' inputs did not strip it).")
+def data_generate(size_bytes, seed, first_variant, block_bytes, source, output, header):
+    """Airline-schema CSV (the 29 ASA Data Expo columns), deterministic for a seed."""
+    with (atomic.open_for_write(output) if output else nullcontext(sys.stdout.buffer)) as out:
+        if header:
+            out.write((airline.HEADER + "\n").encode())
+            size_bytes -= len(airline.HEADER) + 1
+        if source:
+            airline.append_source(source, out, size_bytes)
+        else:
+            airline.AirlineGenerator(seed=seed, block_bytes=block_bytes or airline.DEFAULT_BLOCK_BYTES).write(
+                out, size_bytes, first_variant)

@@ -1,0 +1,123 @@
+"""A run's document from what was measured: the one place a run becomes stored data.
+
+Its logs are copied into the results directory (client log, job logs, YARN container logs, Spark
+event logs, the samplers' files), its recording summarised into measurements with the engines'
+phases, and the document written atomically with the cluster it ran on, as the results layer's
+own types (never the live spec).
+"""
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..cluster import knobs
+from ..errors import SbclabError
+from ..monitor import measure, phases
+from ..monitor.recorder import RawRecording
+from ..results import provenance
+from ..results.schema import Check, ClusterShape, NodeRecord, RunRecord, ScaleRecord, Validity
+from ..results.store import ResultsStore
+from ..stack import sizing
+from ..stack.clients import JobOutcome
+from ..stack.counters import spark_intermediate_by_host
+from ..stack.lifecycle import Cluster
+
+
+@dataclass
+class Provenance:
+    """What every run of one experiment on one cluster shares."""
+
+    experiment_id: str
+    command: list[str] = field(default_factory=lambda: ["sbclab", *sys.argv[1:]])
+    notes: list[str] = field(default_factory=list)
+    idle_baseline: dict[str, Any] | None = None
+
+
+def shape(cluster: Cluster) -> ClusterShape:
+    spec = cluster.spec
+    nodes = []
+    for node in spec.nodes:
+        try:
+            memory_mb, vcores = sizing.yarn_share(node)
+        except SbclabError:  # bare nodes of a board too small for YARN's containers
+            memory_mb, vcores = 0, 0
+        nodes.append(NodeRecord(**node.model_dump(), yarn_memory_mb=memory_mb, yarn_vcores=vcores))
+    return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
+                        shaped=cluster.transport.shaped, workers=spec.workers, board=spec.board, storage=spec.storage,
+                        preset=spec.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state))
+
+
+def _container_logs(cluster: Cluster, store: ResultsStore, run_id: str, app_ids: list[str]) -> dict[str, str]:
+    """The YARN containers' logs of the run's applications, where this host can read them (the
+    nodes' log folders are this host's; a board keeps its own)."""
+    kept = {}
+    if not cluster.transport.shares_host:
+        return kept
+    for worker in cluster.spec.worker_nodes:
+        userlogs = cluster.stack.layout(worker).log_dir / "userlogs"
+        for app in app_ids:
+            name = f"containers/{worker.name}/{app}"
+            path = store.keep_log(run_id, userlogs / app, name)
+            if path:
+                kept[name] = path
+    return kept
+
+
+def _measurements(cluster: Cluster, engine: str, outcome: JobOutcome, counters: dict, input_bytes: int | None,
+                  logs: dict[str, Path], recording: RawRecording, idle_baseline: dict | None):
+    engine_phases = phases.from_commands(recording.commands)
+    notes, engine_by_host = [], {}
+    hadoop_jobs = [j for j in outcome.job_ids if j.startswith("job_")]
+    if hadoop_jobs:
+        found, engine_by_host, notes = phases.hadoop_from_history(cluster.stack, hadoop_jobs)
+        engine_phases += found
+    for name, path in logs.items():
+        if name.startswith("spark-events/") and Path(path).exists():
+            engine_phases += phases.spark_phases(Path(path))
+            for host, written in spark_intermediate_by_host(Path(path)).items():
+                engine_by_host[host] = engine_by_host.get(host, 0) + written
+    idle = (idle_baseline or {}).get("watts")
+    measured, document = measure.summarise(
+        recording, start=outcome.started_at.timestamp(), end=outcome.finished_at.timestamp(),
+        spec=cluster.spec, engine=engine, counters=counters, input_bytes=input_bytes, engine_phases=engine_phases,
+        idle_watts=idle, notes=notes, engine_by_host=engine_by_host)
+    if idle_baseline:
+        measured = measured.model_copy(update={"idle_baseline": idle_baseline})
+    return measured, document
+
+
+def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *, run_id: str, workload: str,
+              engine: str, parameters: dict[str, Any], outcome: JobOutcome, checks: list[Check],
+              result: dict[str, Any] | None = None, counters: dict[str, dict[str, float]] | None = None,
+              extra_logs: dict[str, Path] | None = None, repetition: int = 1, notes: list[str] | None = None,
+              recording: RawRecording | None = None, input_bytes: int | None = None,
+              cell: dict[str, Any] | None = None) -> RunRecord:
+    """Keep the run's logs and measurements, then write its document atomically."""
+    counters = counters if counters is not None else outcome.counters
+    logs = {"client": store.keep_log(run_id, outcome.log, "client.log")}
+    extra_logs = {**(extra_logs or {}), **(recording.files() if recording else {})}
+    for name, path in extra_logs.items():
+        kept = store.keep_log(run_id, path, name)
+        if kept:
+            logs[name] = kept
+    app_ids = [j.replace("job_", "application_") for j in outcome.job_ids if j.startswith("job_")]
+    app_ids += [j for j in outcome.job_ids if j.startswith("application_")]
+    logs.update(_container_logs(cluster, store, run_id, app_ids))
+    measured = None
+    if recording is not None:
+        measured, series = _measurements(cluster, engine, outcome, counters, input_bytes, extra_logs, recording,
+                                         provenance_.idle_baseline)
+        logs["series"] = str(store.write_series(run_id, series).relative_to(store.root))
+        measured = measured.model_copy(update={"series": logs["series"]})
+    run = RunRecord(
+        run_id=run_id, experiment_id=provenance_.experiment_id, repetition=repetition, workload=workload, engine=engine,
+        parameters=parameters, cluster=shape(cluster), scale=ScaleRecord(**cluster.spec.scale.model_dump()),
+        versions=cluster.stack.record.versions, configuration=cluster.configuration, host=provenance.host_facts(),
+        command=provenance_.command, job_command=outcome.command, started_at=outcome.started_at,
+        finished_at=outcome.finished_at, wall_time_s=round(outcome.wall_time_s, 3), exit_status=outcome.exit_status,
+        validity=Validity.of(checks), counters=counters, job_ids=outcome.job_ids, result=result or {},
+        logs={k: v for k, v in logs.items() if v}, notes=[*provenance_.notes, *(notes or [])], cell=cell,
+        measurements=measured)
+    store.write(run)
+    return run

@@ -1,0 +1,281 @@
+"""The one run path. Every command that runs something — `run`, `micro`, `hpl`, `bench` and the
+concurrent mix — is an experiment run here, and every run goes down the same checklist:
+
+    plan       every cell and the cluster each shape needs; impossible cells refused (plan.py)
+    preflight  boards examined (doctor.py), the programs there, their power sources read
+    cluster    the running cluster of that name and shape, or one made for these cells
+    hygiene    caches dropped, filesystems trimmed, nodes idle (hygiene.py)
+    record     samplers on every node, every command marked
+    job        the workload's job
+    validate   its output checked again, then removed
+    store      the run's document written atomically (document.py)
+
+Every run is stored as it finishes, so Ctrl-C or SIGKILL loses at most the run in flight. A
+re-run skips cells stored and valid; failed and invalid cells run again. A job that fails is
+stored as failed with its cause and logs, and the experiment goes on.
+"""
+
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+from .. import workloads as registry
+from ..cluster import nodes, packages
+from ..cluster.inventory import BoardAccess
+from ..cluster.spec import ClusterSpec
+from ..cluster.state import ClusterState
+from ..errors import SbclabError
+from ..monitor import idle
+from ..monitor.recorder import RawRecording, Recorder
+from ..monitor.settings import MonitorSettings, with_inventory_power
+from ..results.schema import Check, RunRecord
+from ..results.store import ResultsStore
+from ..stack import lifecycle
+from ..stack.clients import JobOutcome
+from ..workloads.base import RunContext, Workload, new_id
+from . import doctor, document, hygiene, plan
+from .model import BetweenRuns, Cell, Experiment
+
+
+class Display(Protocol):
+    """Where an experiment's progress goes (the terminal's progress bar, or plain lines)."""
+
+    def start(self, total: int, skipped: int) -> None: ...
+
+    def say(self, message: str) -> None: ...
+
+    def cell(self, cell: Cell) -> None: ...
+
+    def finished(self, cell: Cell, run: RunRecord) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class Options:
+    """How an experiment is run, besides what it runs."""
+
+    results: Path
+    display: Display
+    boards: BoardAccess | None = None
+    dist_dir: str | None = None
+    # Boards: each shape starts from an empty HDFS (a smaller one after a larger would wait in safe
+    # mode for the blocks of the workers it no longer has), so an experiment's clusters purge their data.
+    purge_boards: bool = True
+    command: list[str] = field(default_factory=lambda: ["sbclab", *sys.argv[1:]])
+
+
+def run(experiment: Experiment, options: Options) -> list[RunRecord]:
+    """Plan the experiment, then run every cell not yet stored; the runs stored now."""
+    found = plan.prepare(experiment, options.results, options.display.say, options.boards)
+    return execute(found, options)
+
+
+def execute(found: plan.Plan, options: Options) -> list[RunRecord]:
+    """Run the cells not yet done, one cluster per shape; return the runs stored now (inputs made on
+    the way included)."""
+    experiment, display = found.experiment, options.display
+    store = ResultsStore(options.results)
+    monitor = experiment.monitor
+    if options.boards is not None:
+        monitor = with_inventory_power(monitor, options.boards.inventory)
+    programs, host_programs = _programs(found)
+    packages.check_here(host_programs if options.boards is not None else [*host_programs, *programs])
+    stored: list[RunRecord] = []
+    todo = found.todo
+    experiment_id = new_id("exp", experiment.name[:24].replace(" ", "-"))
+    display.start(total=len(todo), skipped=len(found.cells) - len(todo))
+    try:
+        for shape in dict.fromkeys(c.shape for c in todo):
+            spec = found.specs[shape]
+            if options.boards is not None:
+                _preflight_boards(found, spec, options.boards, display.say)
+            with cluster_for(spec, display.say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
+                             dist_dir=options.dist_dir, purge=options.boards is not None and options.purge_boards,
+                             bare=found.bare) as cluster:
+                if options.boards is not None and found.bare:
+                    display.say(f"checking {', '.join(programs)} on the boards")
+                    packages.ensure(cluster.transport, programs)
+                runner = Runner(cluster, store, monitor, document.Provenance(experiment_id, options.command),
+                                display.say)
+                runner.start_suite()
+                for cell in (c for c in todo if c.shape == shape):
+                    display.cell(cell)
+                    run = runner.run_cell(cell, experiment.between_runs)
+                    display.finished(cell, run)
+                stored += runner.stored
+    finally:
+        display.stop()
+    return stored
+
+
+def _programs(found: plan.Plan) -> tuple[list[str], list[str]]:
+    """The programs the experiment's workloads run on the nodes, and on this host."""
+    names = dict.fromkeys(c.workload for c in found.cells)
+    on_nodes = [p for name in names for p in registry.get(name).programs]
+    here = [p for name in names for p in registry.get(name).host_programs]
+    return list(dict.fromkeys(on_nodes)), list(dict.fromkeys(here))
+
+
+def _preflight_boards(found: plan.Plan, spec: ClusterSpec, boards: BoardAccess, say) -> None:
+    """doctor before every shape on real boards: an hour-long experiment must not fail on a full disk."""
+    say("preflight of the boards (sbclab doctor)")
+    # Only the boards this cluster uses (a cell may run on the first workers of the inventory).
+    inventory = boards.inventory.model_copy(update={"hosts": tuple(boards.inventory.host(n.name) for n in spec.nodes)})
+    need, _ = plan.storage_needed(found.experiment, spec.workers, spec.preset)
+    doctor.preflight(inventory, None, None, spec.preset, Path(boards.known_hosts), boards.accept_new_host_keys,
+                     deploying=spec.name not in ClusterState.names(), say=say, hadoop=not found.bare,
+                     tunnels=spec.web_uis == "loopback", need_bytes=need // spec.workers)
+
+
+def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
+    keep = ("backend", "preset", "board", "storage", "workers")
+    return all(getattr(a, k) == getattr(b, k) for k in keep)
+
+
+@contextmanager
+def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180,
+                boards: BoardAccess | None = None, dist_dir: str | None = None, purge: bool = False,
+                bare: bool = False):
+    """The running cluster if it matches the spec, else a new one that is removed on exit (on real
+    boards: its daemons stopped, its data kept unless purge). bare: nodes without Hadoop or Spark
+    are enough (node benchmarks, MPI)."""
+    if spec.name in ClusterState.names():
+        cluster = lifecycle.attach(spec.name)
+        if not _same_shape(cluster.spec, spec):
+            raise SbclabError(
+                f"Cluster '{spec.name}' is up with another shape ({cluster.spec.workers} x {cluster.spec.board}/"
+                f"{cluster.spec.storage}, {cluster.spec.backend}, preset {cluster.spec.preset}).",
+                f"Take it down with 'sbclab cluster down --name {spec.name}', or run with --name another.")
+        progress(f"using running cluster '{spec.name}'")
+        orphans = cluster.transport.stop_orphans()
+        if orphans:
+            killed = cluster.stack.kill_applications()
+            progress(f"stopped what an interrupted sbclab left running: {', '.join(orphans)}"
+                     + (f"; killed YARN applications {', '.join(killed)}" if killed else ""))
+        yield cluster
+        return
+    if bare:
+        progress(f"creating '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} nodes "
+                 f"({spec.backend}), no daemons")
+        with nodes.bare(spec, boards) as transport:
+            yield lifecycle.bare_cluster(transport)
+        return
+    progress(f"bringing up '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} ({spec.backend})")
+    cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress, temporary=True, boards=boards,
+                           dist_dir=dist_dir)
+    try:
+        with nodes.interrupts_as_exceptions():
+            yield cluster
+    finally:
+        progress(f"tearing down '{spec.name}'")
+        leftovers = nodes.down(spec.name, force=True, purge=purge)
+        if leftovers:
+            raise SbclabError(f"Could not remove: {', '.join(leftovers)}.",
+                              f"Run 'sbclab cluster down --force --name {spec.name}' and check 'ip netns', 'losetup -a'.")
+
+
+@dataclass
+class _Recorded:
+    raw: RawRecording | None = None
+
+
+class Runner:
+    """The run path on one cluster: every run of its cells, and of the inputs they need."""
+
+    def __init__(self, cluster: lifecycle.Cluster, store: ResultsStore, monitor: MonitorSettings,
+                 provenance: document.Provenance, say=lambda message: None):
+        self.cluster, self.store, self.monitor, self.provenance, self.say = cluster, store, monitor, provenance, say
+        self.stored: list[RunRecord] = []
+
+    def context(self) -> RunContext:
+        return RunContext(cluster=self.cluster, results=self.store.root, measure=self.measure, progress=self.say)
+
+    def start_suite(self) -> None:
+        """The idle baseline every run's energy above idle is taken from, and the clocks checked."""
+        baseline = idle.measure_idle(self.cluster.transport, self.monitor, self.store, new_id("idle"), self.say)
+        spec = self.cluster.spec
+        # Unsampled runs store no measurements: the offsets reach their documents only as notes.
+        self.provenance.idle_baseline = baseline
+        self.provenance.notes = [f"cluster '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage}, "
+                                 f"preset {spec.preset}; inputs are generated on this cluster and reused by its runs",
+                                 *idle.clock_notes(baseline)]
+
+    def run_cell(self, cell: Cell, between: BetweenRuns) -> RunRecord:
+        """One cell: hygiene, then the run; whatever fails is stored as a failed run."""
+        workload = registry.get(cell.workload)
+        reset = hygiene.between_runs(self.cluster.transport, between)
+        notes = [*reset.notes, reset.summary()]
+        started, start = datetime.now(timezone.utc), time.monotonic()
+        try:
+            return self.measure(workload, cell.engine, workload.parameters(cell.size_bytes, cell.parameters),
+                                cell.repetition, cell=cell.as_record(), notes=notes)
+        except Exception as err:  # noqa: BLE001 - one cell's failure, whatever it is, must not end the experiment
+            return self._failed(cell, err, started, start, notes)
+
+    def measure(self, workload: Workload, engine: str, params: dict[str, Any], repetition: int = 1,
+                cell: dict[str, Any] | None = None, notes: list[str] = ()) -> RunRecord:
+        """One run down the checklist. Inputs made on the way (a TeraGen before a TeraSort) come
+        through here too, stored as runs of their own without the cell."""
+        ctx = self.context()
+        data = workload.prepare(ctx, engine, params)
+        run_id = new_id(engine, workload.name)
+        with self.recording(run_id) as recorded:
+            attempt = workload.run_job(ctx, engine, run_id, params, data)
+        workload.validate(ctx, engine, run_id, params, data, attempt)
+        parameters = {**params, **attempt.parameters}
+        if data.get("run_id"):
+            parameters["input_run_id"] = data["run_id"]
+        run = document.store_run(
+            self.cluster, self.store, self.provenance, run_id=run_id, workload=workload.name, engine=engine,
+            parameters=parameters, outcome=attempt.outcome, checks=attempt.checks, result=attempt.result,
+            counters=attempt.counters, extra_logs=attempt.extra_logs, repetition=repetition,
+            notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell)
+        self.stored.append(run)
+        return run
+
+    @contextmanager
+    def recording(self, run_id: str):
+        """Samplers on every node around the block, every command of the stack marked; the holder's
+        .raw is set when the block ends. Inside a recording (an input made on the way to a run),
+        nothing new is started."""
+        recorded = _Recorded()
+        stack = self.cluster.stack
+        if not self.monitor.enabled or stack.marks is not None:
+            yield recorded
+            return
+        # Bare nodes (node benchmarks) have no DataNodes to ask.
+        counters = stack.datanode_counters if self.cluster.state.phase == "up" else None
+        recorder = Recorder(self.cluster.transport, run_id, self.monitor, datanode_counters=counters)
+        recorder.start()
+        try:
+            with stack.marking(recorder):
+                yield recorded
+        except BaseException:
+            recorder.abandon()
+            raise
+        recorded.raw = recorder.stop()
+
+    def _failed(self, cell: Cell, err: Exception, started: datetime, start: float, notes: list[str]) -> RunRecord:
+        """A run that could not finish: stored with its cause and whatever logs it left."""
+        run_id = new_id(cell.engine, cell.workload)
+        message = err.message if isinstance(err, SbclabError) else f"{type(err).__name__}: {err}"
+        hint = getattr(err, "hint", "")
+        outcome = JobOutcome(command=[], exit_status=-1, started_at=started, finished_at=datetime.now(timezone.utc),
+                             wall_time_s=time.monotonic() - start, log=Path("/nonexistent"), output="")
+        params = {**cell.parameters, "size_bytes": cell.size_bytes} if cell.size_bytes else dict(cell.parameters)
+        # The job logs of whatever the cell got to before it failed (input generation, the job itself).
+        jobs = self.cluster.stack.client_logs() / "jobs"
+        since = time.time() - (time.monotonic() - start) - 1
+        extra = {f"jobs/{p.name}": p for p in jobs.glob("*") if p.is_dir() and p.stat().st_mtime >= since}
+        run = document.store_run(self.cluster, self.store, self.provenance, run_id=run_id, workload=cell.workload,
+                                 engine=cell.engine, repetition=cell.repetition, parameters=params, outcome=outcome,
+                                 checks=[Check(name="run finished", passed=False, detail=message)], extra_logs=extra,
+                                 notes=[*notes, f"failed: {message}", *([hint] if hint else [])],
+                                 cell=cell.as_record())
+        self.stored.append(run)
+        return run

@@ -1,0 +1,184 @@
+"""Planning an experiment: its cells, the cluster each shape of cell needs, and every impossible
+cell refused, named, before anything starts.
+
+One rule sizes disks everywhere (here, and the boards' preflight in doctor.py): the input's
+replicas plus the workload's intermediate and output volume per input byte.
+"""
+
+import shutil
+from dataclasses import dataclass, field
+
+from .. import paths, profiles
+from .. import workloads as registry
+from ..cluster import calibration, spec as cluster_spec
+from ..cluster.inventory import BoardAccess
+from ..cluster.nodes import default_backend
+from ..cluster.spec import ClusterSpec
+from ..errors import SbclabError
+from ..results.store import ResultsStore
+from ..stack import lifecycle
+from ..units import format_size
+from .model import Cell, Experiment, cells
+
+
+def replicas(preset: str, workers: int) -> int:
+    """dfs.replication under the preset, capped by the DataNodes there are."""
+    return 1 if preset == "paper" else min(3, workers)
+
+
+def bytes_needed(workload_name: str, size: int, workers: int, preset: str) -> int:
+    """Bytes the cluster's disks hold at the peak of one cell: the input's replicas and the workload's
+    intermediate data and output."""
+    return int(size * (replicas(preset, workers) + registry.get(workload_name).footprint_per_input_byte))
+
+
+def storage_needed(experiment: Experiment, workers: int, preset: str) -> tuple[int, str]:
+    """Bytes the cluster's disks must hold at the peak of the largest cell, and which cell that is."""
+    worst, which = 0, ""
+    for size in experiment.sizes:
+        for name in experiment.workloads:
+            if not registry.get(name).sized:
+                continue
+            need = bytes_needed(name, size, workers, preset)
+            if need > worst:
+                worst, which = need, f"{name} at {format_size(size)}"
+    return worst, which
+
+
+def disk_per_node(experiment: Experiment, workers: int) -> int:
+    if experiment.cluster.disk_size:
+        return experiment.cluster.disk_size
+    biggest = max((storage_needed(experiment, workers, preset)[0] for preset in experiment.presets), default=0)
+    return max(cluster_spec.DEFAULT_DISK_BYTES, int(biggest * 1.25 / workers) + 2**30)
+
+
+def needs_stack(experiment: Experiment) -> bool:
+    """Whether any cell needs HDFS and YARN; node benchmarks and MPI run on bare nodes."""
+    names = [*experiment.workloads, *(("mix-concurrent",) if experiment.concurrent else ())]
+    return any(registry.get(name).needs_stack for name in names)
+
+
+def backend_for(given: str | None, say) -> str:
+    if given is not None:
+        return given
+    chosen = default_backend()
+    if chosen == "processes":
+        say("this host cannot shape nodes (not root, or no cgroup controllers): using the processes backend; "
+            "results are unshaped.")
+    return chosen
+
+
+def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, backend: str,
+             subnet: str, disk_size: int | None = None, scale_factor: float | None = None, data_bytes: int = 0,
+             knobs: tuple[str, ...] = (), say=lambda message: None) -> ClusterSpec:
+    """A cluster of `workers` workers of one board and medium, shaped to this host."""
+    profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
+    # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
+    host = calibration.current(progress=say) if backend == "emulated" else None
+    # Input, sorted output and intermediate data of a TeraSort, spread over the workers, with room to spare.
+    wanted = max(cluster_spec.DEFAULT_DISK_BYTES, int(data_bytes * 8 / workers) + 2**30)
+    built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
+                               workers=workers, subnet=subnet, disk_bytes=disk_size or wanted, calibration=host,
+                               scale_factor=scale_factor)
+    return built.model_copy(update={"knobs": tuple(knobs)})
+
+
+@dataclass
+class Plan:
+    experiment: Experiment
+    cells: list[Cell]
+    done: set[str]
+    specs: dict[tuple[str, str, int], ClusterSpec] = field(default_factory=dict)
+    boards: BoardAccess | None = None
+
+    @property
+    def todo(self) -> list[Cell]:
+        return [c for c in self.cells if c.key not in self.done]
+
+    @property
+    def bare(self) -> bool:
+        """Nodes without Hadoop or Spark suffice."""
+        return not needs_stack(self.experiment)
+
+
+def completed_keys(store: ResultsStore, on_boards: bool = False) -> set[str]:
+    """Cells stored valid, on real boards or on emulated and local nodes as asked: the same cell
+    measured on the other kind of cluster is not done."""
+    if not store.runs_dir.exists():
+        return set()
+    return {run.cell["key"] for run in store.runs()
+            if run.cell and run.valid and (run.cluster.backend == "ssh") == on_boards}
+
+
+def prepare(experiment: Experiment, results, say=lambda message: None, boards: BoardAccess | None = None) -> Plan:
+    """Every cluster shape checked against this host (or the inventory's boards) before anything
+    starts; an impossible cell is named."""
+    store = ResultsStore(results)
+    if boards is not None:
+        node_names = lambda workers: [(h.name, h.role) for h in boards.inventory.first_workers(workers).hosts]  # noqa: E731
+        found = Plan(experiment, cells(experiment, node_names), completed_keys(store, on_boards=True), boards=boards)
+        _board_specs(found)
+        return found
+    found = Plan(experiment, cells(experiment), completed_keys(store))
+    settings = experiment.cluster
+    backend = backend_for(settings.backend, say)
+    for cell in found.cells:
+        if cell.shape in found.specs:
+            continue
+        where = f"cell {cell.label()}"
+        try:
+            spec = spec_for(name=settings.name, workers=cell.workers, board=cell.board, storage=cell.storage,
+                            preset=cell.preset, backend=backend, subnet=settings.subnet,
+                            disk_size=disk_per_node(experiment, cell.workers), scale_factor=settings.scale,
+                            knobs=tuple(settings.knobs), say=say)
+            if not found.bare:
+                lifecycle.check(spec)
+        except SbclabError as err:
+            raise SbclabError(f"The experiment cannot run {where}: {err.message}", err.hint) from err
+        need, which = storage_needed(experiment, cell.workers, cell.preset)
+        have = sum(n.disk_bytes for n in spec.worker_nodes)
+        if need > have * 0.9:
+            raise SbclabError(
+                f"The experiment cannot run {which} on {cell.workers} workers: it needs about {format_size(need)} "
+                f"of node storage (input, intermediate data and output) and the workers have {format_size(have)}.",
+                "Give a smaller size, more workers, or a larger cluster.disk_size.")
+        _check_host_disk(spec)
+        experiment.monitor.check_nodes([n.name for n in spec.nodes])
+        found.specs[cell.shape] = spec
+    return found
+
+
+def _board_specs(found: Plan) -> None:
+    """A cell with N workers runs on the inventory's master and first N workers, whose profiles
+    must be the cell's."""
+    inventory = found.boards.inventory
+    found.experiment.monitor.check_nodes([h.name for h in inventory.hosts])
+    for cell in found.cells:
+        if cell.shape in found.specs:
+            continue
+        try:
+            spec = cluster_spec.from_inventory(inventory.first_workers(cell.workers), name=found.experiment.cluster.name,
+                                               preset=cell.preset)
+            spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs)})
+            if not found.bare:
+                lifecycle.check(spec)
+        except SbclabError as err:
+            raise SbclabError(f"The experiment cannot run cell {cell.label()}: {err.message}", err.hint) from err
+        if (cell.board, profiles.resolve_storage(cell.storage)) != (spec.board, spec.storage):
+            raise SbclabError(f"Cell {cell.label()} asks for {cell.board}/{cell.storage}; the inventory's workers are "
+                              f"{spec.board}/{spec.storage}.",
+                              "Leave board and storage out of the experiment (they come from the inventory), "
+                              "or give the inventory's.")
+        found.specs[cell.shape] = spec
+
+
+def _check_host_disk(spec: ClusterSpec) -> None:
+    if spec.backend != "emulated":
+        return
+    paths.home().mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(paths.home()).free
+    need = sum(n.disk_bytes for n in spec.nodes)
+    if need > free:
+        raise SbclabError(f"{spec.workers} workers need {format_size(need)} of node disks and {paths.home()} has "
+                          f"{format_size(free)} free.", "Give a smaller cluster.disk_size or free space.")
+
