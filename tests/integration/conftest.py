@@ -14,11 +14,17 @@ import psutil
 import pytest
 
 from sbclab import paths
-from sbclab.cluster import lifecycle, spec
-from sbclab.cluster.backends import default_backend
+from sbclab import workloads as registry
+from sbclab.cluster import nodes, spec
+from sbclab.cluster.nodes import default_backend
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
-from sbclab.stack import distribution
+from sbclab.experiments.document import Provenance
+from sbclab.experiments.orchestrator import Runner
+from sbclab.monitor.settings import MonitorSettings
+from sbclab.results.store import ResultsStore
+from sbclab.stack import distribution, lifecycle
+from sbclab.workloads.base import new_id
 
 NOTHING = {"namespaces": 0, "mounts": 0, "loop_devices": 0, "cgroups": 0, "links": 0, "processes": 0}
 
@@ -58,8 +64,8 @@ def no_abandoned_cluster():
             # SSH to addresses no test made.
             shutil.rmtree(paths.cluster_dir(name))
             print(f"forgot the record of boards '{name}' a killed test run left")
-    for name in lifecycle.abandoned():
-        leftovers = lifecycle.down(name, force=True)
+    for name in nodes.abandoned():
+        leftovers = nodes.down(name, force=True)
         print(f"removed the abandoned cluster '{name}' before the tests", f"(could not remove: {leftovers})" if leftovers else "")
 
 
@@ -77,9 +83,9 @@ def small_spec(name: str, backend: str | None = None, **kw) -> spec.ClusterSpec:
 @pytest.fixture
 def clean_host():
     """Asserts the host holds nothing of sbclab's after the test, whatever the test did."""
-    assert lifecycle.leftovers_on_host() == NOTHING, "a previous run leaked; run 'sbclab cluster down --force'"
+    assert nodes.leftovers_on_host() == NOTHING, "a previous run leaked; run 'sbclab cluster down --force'"
     yield
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
 
 
 def host_addresses() -> list[str]:
@@ -103,7 +109,7 @@ def listening_sockets(cluster: lifecycle.Cluster) -> dict[str, list[str]]:
     result = {}
     if cluster.spec.backend == "emulated":
         for node in cluster.spec.nodes:
-            ns = cluster.backend.netns(node)
+            ns = cluster.transport.netns(node)
             out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-ltnH"], capture_output=True, text=True).stdout
             result[node.name] = [line.split()[3] for line in out.splitlines() if line.strip()]
         return result
@@ -124,18 +130,31 @@ def listening_sockets(cluster: lifecycle.Cluster) -> dict[str, list[str]]:
 def module_cluster(name: str, **kw):
     """A cluster for a test module, removed afterwards whatever happened, on a host left clean."""
     remove_if_left(name)
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
     up = lifecycle.up(small_spec(name, **kw))
     try:
         yield up
     finally:
         remove_if_left(name)
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
 
 
 def remove_if_left(name: str) -> None:
-    if os.path.exists(lifecycle.paths.cluster_dir(name) / "state.json"):
-        lifecycle.down(name, force=True)
+    if os.path.exists(paths.cluster_dir(name) / "state.json"):
+        nodes.down(name, force=True)
+
+
+def runner(cluster, results, monitor: MonitorSettings | None = None) -> Runner:
+    """The run path on a test's cluster, storing into `results`."""
+    store = results if isinstance(results, ResultsStore) else ResultsStore(results)
+    return Runner(cluster, store, monitor or MonitorSettings(), Provenance(new_id("exp", "test")))
+
+
+def measure(cluster, results, workload: str, engine: str, params: dict | None = None, size_bytes: int | None = None,
+            monitor: MonitorSettings | None = None):
+    """One run of a workload down the run path; the stored run."""
+    chosen = registry.get(workload)
+    return runner(cluster, results, monitor).measure(chosen, engine, chosen.parameters(size_bytes, params))
 
 
 @contextmanager

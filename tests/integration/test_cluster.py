@@ -6,15 +6,16 @@ import pytest
 
 from selenium.webdriver.common.by import By
 
-from sbclab.cluster import lifecycle
+from sbclab import paths
+from sbclab.cluster import nodes
 from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
 from sbclab.results.store import ResultsStore
-from sbclab.stack import config
-from sbclab.workloads import pi, terasort
-from sbclab.workloads.base import RunContext
+from sbclab.stack import config, lifecycle, sizing
+from sbclab.workloads import inputs, terasort
 
-from .conftest import NOTHING, chromium, host_addresses, listening_sockets, not_blank, reachable, remove_if_left, small_spec
+from .conftest import NOTHING, chromium, host_addresses, listening_sockets, measure, not_blank, reachable, \
+    remove_if_left, runner, small_spec
 
 NAME = "itest"
 
@@ -22,7 +23,7 @@ NAME = "itest"
 @pytest.fixture(scope="module")
 def cluster():
     remove_if_left(NAME)
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
     up = lifecycle.up(small_spec(NAME))
     try:
         yield up
@@ -41,7 +42,7 @@ def test_status_shows_live_datanodes_and_yarn_nodes(cluster):
         assert dn["capacity"] > 1.5 * 2**30
     assert len(report["yarn_nodes"]) == 2
     for nm in report["yarn_nodes"]:
-        assert nm["memory_mb"] == cluster.spec.worker_nodes[0].yarn_memory_mb
+        assert nm["memory_mb"] == sizing.yarn_share(cluster.spec.worker_nodes[0])[0]
         assert nm["vcores"] == 4
     daemons = {row["daemon"] for row in report["addresses"]}
     assert daemons == {"NameNode", "ResourceManager", "JobHistory server", "DataNode", "NodeManager"}
@@ -71,11 +72,9 @@ def test_daemons_are_not_reachable_on_the_hosts_other_addresses(cluster):
 def first_slice(cluster, tmp_path_factory):
     """TeraGen, TeraSort and Spark Pi, stored (and sampled, as every run is)."""
     store = ResultsStore(tmp_path_factory.mktemp("first-slice") / "results")
-    ctx = RunContext(cluster=cluster, store=store)
-    data = terasort.tera_input(ctx, 5 * 10**6)
-    sort = terasort.terasort_run(ctx, 5 * 10**6)
-    estimate = pi.Pi().run(ctx, "spark", {"maps": 4, "samples_per_map": 5000})
-    return store, store.runs_matching({data["run_id"]})[0], sort, estimate
+    sort = measure(cluster, store, "terasort", "hadoop", size_bytes=5 * 10**6)
+    estimate = measure(cluster, store, "pi", "spark", {"maps": 4, "samples_per_map": 5000})
+    return store, store.runs_matching({sort.parameters["input_run_id"]})[0], sort, estimate
 
 
 def test_terasort_and_spark_pi_end_to_end(cluster, first_slice):
@@ -135,12 +134,12 @@ def test_the_report_of_these_runs_in_a_real_browser(first_slice, tmp_path):
 
 def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
     store = ResultsStore(tmp_path / "r")
-    ctx = RunContext(cluster=cluster, store=store)
-    assert terasort.tera_input(ctx, 5 * 10**6)["rows"] == 50_000
+    assert terasort.tera_input(runner(cluster, store).context(), 5 * 10**6)["rows"] == 50_000
     assert not store.runs_dir.exists()
+    assert [k for k in inputs.known(runner(cluster, store).context()) if k.startswith("/sbclab/terasort/")]
 
 
 def test_down_leaves_nothing_behind(cluster):
-    assert lifecycle.down(NAME) == []
-    assert lifecycle.leftovers_on_host() == NOTHING
-    assert not lifecycle.paths.cluster_dir(NAME).exists()
+    assert nodes.down(NAME) == []
+    assert nodes.leftovers_on_host() == NOTHING
+    assert not paths.cluster_dir(NAME).exists()

@@ -8,9 +8,11 @@ import time
 
 import pytest
 
-from sbclab.cluster import lifecycle
+from sbclab import paths
+from sbclab.cluster import nodes
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
+from sbclab.stack import lifecycle
 
 from .conftest import NOTHING, remove_if_left, small_spec
 
@@ -32,7 +34,7 @@ def test_a_cluster_name_in_use_is_refused(clean_host):
             lifecycle.up(small_spec("idup"))
         assert "down --force" in str(err.value)
     finally:
-        assert lifecycle.down("idup", force=True) == []
+        assert nodes.down("idup", force=True) == []
 
 
 def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
@@ -44,7 +46,7 @@ def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
                           start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
-        state_file = lifecycle.paths.cluster_dir("intr") / "state.json"
+        state_file = paths.cluster_dir("intr") / "state.json"
         # Interrupt once daemons are starting: the most resources exist then.
         while time.monotonic() < deadline:
             if state_file.exists() and '"kind": "process"' in state_file.read_text():
@@ -61,7 +63,7 @@ def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
         remove_if_left("intr")
     assert up.returncode == 130, output
     assert "interrupted" in output
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
 
 
 def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clean_host):
@@ -71,14 +73,14 @@ def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clea
                           start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        state_file = lifecycle.paths.cluster_dir("ikill") / "state.json"
+        state_file = paths.cluster_dir("ikill") / "state.json"
         while not (state_file.exists() and '"kind": "process"' in state_file.read_text()):
             assert time.monotonic() < deadline and up.poll() is None, "cluster up never started a daemon"
             time.sleep(0.2)
-        assert "ikill" not in lifecycle.abandoned(), "its maker is still at work"
+        assert "ikill" not in nodes.abandoned(), "its maker is still at work"
         up.kill()  # no cleanup can run: what a CI time limit or the OOM killer does
         up.wait(timeout=30)
-        assert "ikill" in lifecycle.abandoned()
+        assert "ikill" in nodes.abandoned()
         done = subprocess.run([sys.executable, "-c", "from sbclab.cli import main; main()", "cluster", "down", "--abandoned"],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
@@ -87,4 +89,4 @@ def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clea
         if up.poll() is None:
             up.kill()
         remove_if_left("ikill")
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING

@@ -4,8 +4,7 @@ import os
 
 import pytest
 
-from sbclab.cluster import calibration, lifecycle, spec
-from sbclab.workloads import micro
+from sbclab.cluster import calibration, nodes, spec, tools
 
 from .conftest import NOTHING
 
@@ -30,24 +29,25 @@ def common_factor(host) -> float:
 
 def measure(name, board, storage, subnet, host, factor):
     shaped, node = node_of(name, board, storage, subnet, host, factor)
-    with lifecycle.nodes_only(shaped) as backend:
-        on = micro.OnNode.of(backend, node)
-        disk = backend.node_disk(node) / "fio"
+    with nodes.bare(shaped) as transport:
+        on = tools.on_node(transport, node)
+        disk = transport.node_disk(node) / "fio"
+        transport.make_dirs(node, [disk])
         return {
             # Buffered writes, flushed at the end: what HDFS and shuffle files do.
-            "buffered_write_mb_s": micro.fio(on, disk, "write", "1m", direct=False, size="64M", seconds=3)["mb_s"],
-            "random_read_iops": micro.fio(on, disk, "randread", "4k", size="64M", seconds=3)["iops"],
-            "sysbench_1_thread": micro.sysbench_events(on, 1, 2000, seconds=3),
+            "buffered_write_mb_s": tools.fio_job(on, disk, "write", "write", "1m", "64M", 3, direct=False)["mb_s"],
+            "random_read_iops": tools.fio_job(on, disk, "randread", "randread", "4k", "64M", 3)["iops"],
+            "sysbench_1_thread": tools.sysbench_cpu(on, 2000, 1, 3),
         }
 
 
 def test_nvme_beats_microsd_and_pi5_beats_pi4(host):
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
     factor = common_factor(host)
     pi5_nvme = measure("ordnvme", "rpi5b", "nvme", "10.221.0.0/24", host, factor)
     pi5_sd = measure("ordsd", "rpi5b", "microsd", "10.222.0.0/24", host, factor)
     pi4_sd = measure("ordpi4", "rpi4b", "microsd", "10.223.0.0/24", host, factor)
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
 
     assert pi5_nvme["buffered_write_mb_s"] > 2 * pi5_sd["buffered_write_mb_s"], (pi5_nvme, pi5_sd)
     assert pi5_nvme["random_read_iops"] > 1.5 * pi5_sd["random_read_iops"], (pi5_nvme, pi5_sd)

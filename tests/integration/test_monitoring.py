@@ -19,14 +19,12 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sbclab import workloads
 from sbclab.monitor import idle, series
 from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
-from sbclab.workloads.base import RunContext
 
-from .conftest import module_cluster
+from .conftest import measure, module_cluster
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)")
 
@@ -57,7 +55,7 @@ def integral(columns: dict, name: str, start: float, end: float) -> float:
 
 
 def test_idle_baseline_and_clock_offsets(cluster, store):
-    baseline = idle.measure_idle(cluster, SETTINGS, store, "idle-test")
+    baseline = idle.measure_idle(cluster.transport, SETTINGS, store, "idle-test")
     assert set(baseline["watts"]) == {"master", "worker1", "worker2"}
     for watts in baseline["watts"].values():
         assert 5.54 <= watts < 10.31, "idle between the Pi 5 profile's idle and full-load watts"
@@ -66,9 +64,7 @@ def test_idle_baseline_and_clock_offsets(cluster, store):
 
 
 def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, store):
-    workload = workloads.get("teragen")
-    ctx = RunContext(cluster=cluster, store=store, monitor=SETTINGS)
-    run = workload.run(ctx, "hadoop", workload.parameters(24 * 10**6))
+    run = measure(cluster, store, "teragen", "hadoop", size_bytes=24 * 10**6, monitor=SETTINGS)
     assert run.valid, [c for c in run.validity.checks if not c.passed]
     m = run.measurements
     hdfs_written = run.counters["File System Counters"]["HDFS: Number of bytes written"]
@@ -112,14 +108,15 @@ def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(cluster):
     """One writer with direct I/O on a 4-core board: a quarter of the node waits for I/O, the
     medium runs at its limit, and the other nodes see none of it."""
     worker = cluster.spec.node("worker1")
-    recorder = Recorder(cluster, "dd", SETTINGS)
+    recorder = Recorder(cluster.transport, "dd", SETTINGS)
     recorder.start()
     megabytes = max(64, int(worker.disk_write_bytes_s * 4 / 2**20))  # about four seconds at the limit
-    argv, join = cluster.backend.on_node(worker, ["dd", "if=/dev/zero", f"of={cluster.backend.node_disk(worker)}/dd",
-                                                  "bs=1M", f"count={megabytes}", "oflag=direct"])
+    disk = cluster.transport.node_disk(worker)
+    argv, join = cluster.transport.launch(worker, ["dd", "if=/dev/zero", f"of={disk}/dd", "bs=1M",
+                                                   f"count={megabytes}", "oflag=direct"])
     subprocess.run(argv, preexec_fn=join, check=True, capture_output=True)
     raw = recorder.stop()
-    (cluster.backend.node_disk(worker) / "dd").unlink()
+    (disk / "dd").unlink()
     rows, _ = series.build(raw.nodes["worker1"]["samples"], raw.nodes["worker1"]["target"], recorder.interval)
     writing = [r for r in rows if (r["disk_write_bps"] or 0) > 0.8 * worker.disk_write_bytes_s]
     assert len(writing) >= 3, rows
@@ -138,9 +135,7 @@ def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(cluster):
 
 
 def test_hadoop_wordcount_intermediate_data_is_a_multiple_of_its_input(cluster, store):
-    workload = workloads.get("wordcount")
-    ctx = RunContext(cluster=cluster, store=store, monitor=SETTINGS)
-    run = workload.run(ctx, "hadoop", workload.parameters(24 * 10**6))
+    run = measure(cluster, store, "wordcount", "hadoop", size_bytes=24 * 10**6, monitor=SETTINGS)
     assert run.valid
     inter = run.measurements.intermediate
     # Unique lines defeat the combiner: map output is the input again, spilled and then merged on
@@ -189,9 +184,7 @@ def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
     killer = threading.Thread(target=kill_worker1_sampler)
     killer.start()
     try:
-        workload = workloads.get("pi")
-        ctx = RunContext(cluster=cluster, store=store, monitor=settings)
-        run = workload.run(ctx, "spark", workload.parameters(None, {"maps": 4, "samples_per_map": 20000}))
+        run = measure(cluster, store, "pi", "spark", {"maps": 4, "samples_per_map": 20000}, monitor=settings)
     finally:
         killer.join()
         plug.shutdown()

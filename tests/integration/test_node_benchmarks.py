@@ -4,14 +4,15 @@ import os
 
 import pytest
 
-from sbclab import profiles, suite
-from sbclab.cluster import cgroups, lifecycle
+from sbclab import profiles, workloads
+from sbclab.cluster import cgroups
+from sbclab.cluster.nodes import leftovers_on_host
+from sbclab.experiments.orchestrator import cluster_for
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
-from sbclab.workloads import hpl, netpipe, nodebench, web
-from sbclab.workloads.base import RunContext
+from sbclab.workloads import web
 
-from .conftest import NOTHING, remove_if_left, small_spec
+from .conftest import NOTHING, remove_if_left, runner, small_spec
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota, link, disk) needs the emulated backend")
 
@@ -21,17 +22,19 @@ SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0)
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
+    """The run path on bare nodes (no Hadoop or Spark), as `sbclab micro` and `sbclab hpl` use them."""
     remove_if_left(NAME)
-    assert lifecycle.leftovers_on_host() == NOTHING
-    with suite.nodes_for(small_spec(NAME, subnet="10.217.0.0/24")) as cluster:
-        yield RunContext(cluster=cluster, store=ResultsStore(tmp_path_factory.mktemp("node") / "results"),
-                         monitor=SETTINGS)
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert leftovers_on_host() == NOTHING
+    with cluster_for(small_spec(NAME, subnet="10.217.0.0/24"), bare=True) as cluster:
+        yield runner(cluster, ResultsStore(tmp_path_factory.mktemp("node") / "results"), SETTINGS)
+    assert leftovers_on_host() == NOTHING
 
 
-def stored(ctx, run):
-    """The run as read back from its document, valid, with its samples."""
-    back = ctx.store.runs_matching({run.run_id})[0]
+def run(ctx, workload: str, engine: str, **params):
+    """One run of a node workload down the run path, read back from its document: valid, with samples."""
+    chosen = workloads.get(workload)
+    done = ctx.measure(chosen, engine, chosen.parameters(None, params))
+    back = ctx.store.runs_matching({done.run_id})[0]
     assert back.valid, [c for c in back.validity.checks if not c.passed]
     assert back.engine in ("node", "mpi") and back.measurements and back.measurements.nodes
     return back
@@ -39,22 +42,22 @@ def stored(ctx, run):
 
 def test_cpu_storage_network_and_power_figures_are_stored(ctx):
     worker = ctx.cluster.spec.worker_nodes[0]
-    cpu = stored(ctx, nodebench.cpu(ctx, worker, threads=(1, 4, 8), seconds=2))
+    cpu = run(ctx, "sysbench-cpu", "node", node=worker.name, threads=[1, 4, 8], seconds=2)
     events = cpu.result["events_per_s"]
     assert set(events) == {"1", "4", "8"} and all(v > 0 for v in events.values())
     # The shape of the seeds' Table 4: four cores give about four times one, eight threads no more.
     assert events["4"] > 2.5 * events["1"] and events["8"] < 1.3 * events["4"]
 
-    disk = stored(ctx, nodebench.storage(ctx, worker, size="16M", records=("4k", "16m"), seconds=1))
+    disk = run(ctx, "storage", "node", node=worker.name, size="16M", records=["4k", "16m"], seconds=1)
     assert set(disk.result["mb_s"]) == {"seq-read", "seq-write", "rand-read", "rand-write"}
     assert disk.result["mb_s"]["seq-write"]["16m"] <= 1.2 * worker.disk_write_bytes_s / 1e6
     assert disk.result["iops_4k"]["rand-read"] > 0
 
-    net = stored(ctx, nodebench.network(ctx, worker, seconds=2))
+    net = run(ctx, "iperf", "node", node=worker.name, peer="master", seconds=2)
     for direction in ("to_master_mbit_s", "from_master_mbit_s"):
         assert 0.5 * worker.link_mbit_s < net.result[direction] <= 1.1 * worker.link_mbit_s
 
-    idle, stress = (stored(ctx, r) for r in nodebench.power(ctx, worker, seconds=3))
+    idle, stress = (run(ctx, name, "node", node=worker.name, seconds=3) for name in ("idle", "stress"))
     figures = lambda run: run.measurements.nodes[worker.name]  # noqa: E731
     # Idle is judged by its mean: one half-second sample can catch the node's own start-up work
     # (28 % was seen), while stress-ng holds every sample near the quota.
@@ -70,13 +73,13 @@ def test_hpl_passes_its_residual_check(ctx):
     nodes = ctx.cluster.spec.worker_nodes[:1]
     groups = [cgroups.NodeCgroup(NAME, n.name) for n in ctx.cluster.spec.nodes]
     limits = [g.cpu_limits() for g in groups]
-    run = stored(ctx, hpl.run(ctx, nodes, n=600, nb=32, ranks_per_node=1))
-    assert run.parameters["nodes"] == 1 and (run.parameters["p"], run.parameters["q"]) == (1, 1)
-    assert run.parameters["hosts"] == [n.name for n in nodes]
-    assert run.result["rmax_gflops"] > 0 and run.result["residual"] is not None and run.result["efficiency"] > 0
+    hpl = run(ctx, "hpl", "mpi", nodes=1, n=600, nb=32, ranks_per_node=1)
+    assert hpl.parameters["nodes"] == 1 and (run.parameters["p"], run.parameters["q"]) == (1, 1)
+    assert hpl.parameters["hosts"] == [n.name for n in nodes]
+    assert hpl.result["rmax_gflops"] > 0 and hpl.result["residual"] is not None and hpl.result["efficiency"] > 0
     # The ranks ran under short CPU periods; afterwards every node's groups hold exactly what they held.
     cores = profiles.board(nodes[0].board).cores
-    assert run.parameters["cpu_period_us"] == cgroups.polling_period_us(nodes[0].cpu_cores / cores) < cgroups.CFS_PERIOD_US
+    assert hpl.parameters["cpu_period_us"] == cgroups.polling_period_us(nodes[0].cpu_cores / cores) < cgroups.CFS_PERIOD_US
     assert [g.cpu_limits() for g in groups] == limits
     assert all(period == cgroups.CFS_PERIOD_US for lim in limits for _, period in lim.values())
 
@@ -86,10 +89,10 @@ def test_netpipe_gives_a_curve(ctx, transport):
     """NPtcp, then NPopenmpi, between two workers (Baun's Fig. 3 compares the two), up to 16 KB
     messages, only the powers of two, to fit CI."""
     a, b = ctx.cluster.spec.worker_nodes[:2]
-    if transport == "tcp":
-        back = stored(ctx, netpipe.tcp(ctx, a, b, upper=2**14, perturbation=0))
-    else:
-        back = stored(ctx, netpipe.over_mpi(ctx, a, b, upper=2**14, perturbation=0))
+    back = run(ctx, "netpipe", "node" if transport == "tcp" else "mpi", node=a.name, peer=b.name,
+               upper_bytes=2**14, perturbation=0)
+    assert back.parameters["transport"] == transport
+    if transport == "mpi":
         assert back.parameters["cpu_period_us"] < cgroups.CFS_PERIOD_US
     assert back.parameters["perturbation"] == 0
     # No bound against the link rate: messages this small fit in the shaper's burst (docs/notes.md).
@@ -98,11 +101,11 @@ def test_netpipe_gives_a_curve(ctx, transport):
 
 def test_web_capacity_steps_until_replies_fall_short(ctx):
     worker = ctx.cluster.spec.worker_nodes[0]
-    run = stored(ctx, web.capacity(ctx, worker, 10, step_seconds=2, max_rate=400))
-    steps = run.result["steps"]
-    assert steps[0]["rate"] == 100 and run.result["peak_rate"] >= 100
+    capacity = run(ctx, "web", "node", node=worker.name, doc_size="10KB", step=100, step_seconds=2, max_rate=400)
+    steps = capacity.result["steps"]
+    assert steps[0]["rate"] == 100 and capacity.result["peak_rate"] >= 100
     assert all(s["rate"] == 100 * (i + 1) for i, s in enumerate(steps))
     assert all(s["ok_replies"] == s["replies"] for s in steps if web.sustained(s, s["rate"]))
     # At the peak the documents themselves crossed the link: rate x 10 KB, within the link's rate.
-    peak = run.result["peak_rate"]
-    assert 0.8 * peak * 10 * 1024 * 8 / 1e6 <= run.result["net_mbit_s_at_peak"] <= 1.2 * worker.link_mbit_s
+    peak = capacity.result["peak_rate"]
+    assert 0.8 * peak * 10 * 1024 * 8 / 1e6 <= capacity.result["net_mbit_s_at_peak"] <= 1.2 * worker.link_mbit_s

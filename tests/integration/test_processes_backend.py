@@ -1,7 +1,7 @@
 """The processes backend: no root needed, no shaping; the same stack on loopback addresses."""
 
-from sbclab.cluster import lifecycle
-from sbclab.stack import config
+from sbclab.cluster import nodes
+from sbclab.stack import config, lifecycle
 
 from .conftest import NOTHING, host_addresses, listening_sockets, reachable, remove_if_left, small_spec
 
@@ -24,5 +24,5 @@ def test_processes_cluster_serves_on_its_own_loopback_addresses(clean_host):
                 assert not reachable(address, config.PORTS["namenode_http"]), address
         assert reachable("127.0.0.1", config.PORTS["namenode_http"])
     finally:
-        assert lifecycle.down("iproc", force=True) == []
-    assert lifecycle.leftovers_on_host() == NOTHING
+        assert nodes.down("iproc", force=True) == []
+    assert nodes.leftovers_on_host() == NOTHING

@@ -15,11 +15,17 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from sbclab import cli, suite
-from sbclab.cluster import doctor, inventory, lifecycle, reaper
-from sbclab.cluster.state import ClusterState
+from sbclab import cli
+from sbclab.cluster import inventory, nodes, reaper, spec as cluster_spec
+from sbclab.cluster.inventory import BoardAccess
+from sbclab.cluster.ssh import SshTransport
+from sbclab.cluster.state import ClusterInfo, ClusterState
+from sbclab.experiments import doctor
+from sbclab.experiments.orchestrator import cluster_for
 from sbclab.results.store import ResultsStore
-from sbclab.stack import distribution
+from sbclab.stack import deploy, distribution
+from sbclab.stack.distribution import Distribution
+from sbclab.stack.record import StackRecord
 
 from .conftest import NOTHING, reachable, remove_if_left, small_spec
 
@@ -39,12 +45,12 @@ def _keygen(path) -> str:
 def boards(tmp_path_factory):
     """(cluster, folder, client key, {node: host public key}) with sshd serving on every node."""
     remove_if_left(NAME)
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
     folder = tmp_path_factory.mktemp("ssh")
     client_key = folder / "client"
     (folder / "authorized_keys").write_text(_keygen(client_key))
     host_keys = {}
-    with suite.nodes_for(small_spec(NAME, subnet="10.218.0.0/24")) as cluster, ExitStack() as servers:
+    with cluster_for(small_spec(NAME, subnet="10.218.0.0/24"), bare=True) as cluster, ExitStack() as servers:
         for node in cluster.spec.nodes:
             here = folder / node.name
             here.mkdir()
@@ -66,15 +72,16 @@ def boards(tmp_path_factory):
                     str(here / "hosts"), str(here / "sshd_config")]
             # Outside the node's CPU and memory limits: a board is a machine of its own, and the JVMs
             # these tests start would otherwise crawl on a fraction of this host's cores.
-            sshd = servers.enter_context(cluster.backend.serving(node, argv, dict(os.environ), here / "sshd.log",
-                                                                 f"sshd {node.name}", limited=False))
+            sshd = cluster.transport.start(node, argv, dict(os.environ), here / "sshd.log", label=f"sshd {node.name}",
+                                           enter="network")
+            servers.callback(cluster.transport.stop, sshd)
             # Whatever a failed test leaves on a board lives in its sshd's mount namespace, which
             # holds the node's disk mounted: it goes before the nodes do.
             servers.callback(_stop_namespace_of, sshd.pid)
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
         yield cluster, folder, client_key, host_keys
-    assert lifecycle.leftovers_on_host() == NOTHING
+    assert nodes.leftovers_on_host() == NOTHING
 
 
 def _stop_namespace_of(pid: int) -> None:
@@ -107,7 +114,7 @@ def _inventory_file(boards, path, **extra) -> inventory.Inventory:
     cluster, folder, client_key, _ = boards
     def host(node):
         fields = {"ansible_host": node.address, "ansible_user": "root", "ansible_ssh_private_key_file": str(client_key),
-                  "data_dir": str(cluster.backend.node_disk(node) / "sbclab"), **extra}
+                  "data_dir": str(cluster.transport.node_disk(node) / "sbclab"), **extra}
         return f"        {node.name}: {json.dumps(fields)}\n"
     text = ("all:\n  vars: {board: rpi5b, storage: nvme-p31-gen3}\n  children:\n"
             "    master:\n      hosts:\n" + host(cluster.spec.master) +
@@ -239,21 +246,22 @@ def test_the_distribution_goes_over_once_and_whole(boards, tmp_path):
         (local / part / "MANIFEST.json").write_text(json.dumps({"files": {"lib/a.jar": part}}))
     (local / "sbclab-jobs.jar").write_bytes(b"jobs")
     node = cluster.spec.worker_nodes[0]
-    there = cluster.backend.node_disk(node) / "dist"
-    backend = _ssh_backend(inv, _known_hosts(boards, tmp_path / "kh"), dist_dir=there)
+    there = cluster.transport.node_disk(node) / "dist"
+    transport = _ssh_transport(inv, _known_hosts(boards, tmp_path / "kh"))
+    dist = Distribution(local / "hadoop-3.3.6", local / "spark-3.5.0", local / "sbclab-jobs.jar")
+    log = tmp_path / "ship.log"
     try:
-        conn = backend.connection(backend.spec.node(node.name))
-        settings = {"hadoop_home": str(local / "hadoop-3.3.6"), "spark_home": str(local / "spark-3.5.0"),
-                    "jobs_jar": str(local / "sbclab-jobs.jar")}
-        first = backend._ship_distribution(backend.spec.node(node.name), conn, settings)
+        board = transport.spec.node(node.name)
+        first = deploy.ship(transport, board, dist, there, log)
         assert first == ["copied hadoop-3.3.6", "copied spark-3.5.0", "copied sbclab-jobs.jar"]
         assert (there / "hadoop-3.3.6" / "lib" / "a.jar").read_bytes() == (local / "hadoop-3.3.6" / "lib" / "a.jar").read_bytes()
+        assert (there / "sbclab-jobs.jar").read_bytes() == b"jobs"
         assert sorted(p.name for p in there.iterdir()) == ["hadoop-3.3.6", "sbclab-jobs.jar", "spark-3.5.0"], "no partial folder left"
-        assert backend._ship_distribution(backend.spec.node(node.name), conn, settings) == []
+        assert deploy.ship(transport, board, dist, there, log) == []
         (local / "spark-3.5.0" / "MANIFEST.json").write_text(json.dumps({"files": {"lib/a.jar": "changed"}}))
-        assert backend._ship_distribution(backend.spec.node(node.name), conn, settings) == ["copied spark-3.5.0"]
+        assert deploy.ship(transport, board, dist, there, log) == ["copied spark-3.5.0"]
     finally:
-        backend.close()
+        transport.close()
         shutil.rmtree(there, ignore_errors=True)
 
 
@@ -282,14 +290,10 @@ def _assert_sampled_on_the_boards(cluster, store, run) -> None:
         assert node["device"].startswith("loop") and node["interface"] == "eth0", (name, node)
 
 
-def _ssh_backend(inv, known_hosts, dist_dir):
-    from sbclab.cluster import spec as cluster_spec
-    from sbclab.cluster.backends.ssh import SshBackend
-    from sbclab.cluster.state import ClusterState
+def _ssh_transport(inv, known_hosts):
     state = ClusterState(known_hosts.parent / "state.json", cluster_spec.from_inventory(inv, name="sshunit"),
-                         extra={"inventory": inv.model_dump(mode="json"), "known_hosts": str(known_hosts),
-                                "dist_dir": str(dist_dir)})
-    return SshBackend(state)
+                         info=ClusterInfo(boards=BoardAccess(inventory=inv, known_hosts=str(known_hosts))))
+    return SshTransport(state)
 
 
 def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
@@ -318,12 +322,12 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
         assert state.spec.backend == "ssh" and state.phase == "up"
         # The test's boards share this host's disk, so whichever board checks after another copied
         # the jar finds it there already.
-        changes = state.extra["deploy"]
+        changes = StackRecord.load(state.root).deploy
         assert set(changes) == {n.name for n in cluster.spec.nodes}
         assert {c for got in changes.values() for c in got} == {"copied sbclab-jobs.jar"}, changes
         daemons = sorted(e["pidfile"] for e in state.of_kind("remote_process"))
         assert len(daemons) == 3 + 2 * 2
-        master_disk = cluster.backend.node_disk(cluster.spec.master) / "sbclab" / "sbclab" / "boards" / "data"
+        master_disk = cluster.transport.node_disk(cluster.spec.master) / "sbclab" / "sbclab" / "boards" / "data"
         assert (master_disk / "hdfs" / "namenode" / "current" / "VERSION").exists()
         # The web UIs and REST APIs listen on the boards' loopback (sbclab reached them through SSH);
         # what the daemons need of each other is on the boards' addresses.
@@ -353,15 +357,15 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
         down = runner.invoke(cli.main_group, ["cluster", "down", "--name", "boards"])
         assert down.exit_code == 0, (down.output, down.exception)
         assert "boards" not in ClusterState.names()
-        assert not reaper.mentioning(str(cluster.backend.node_disk(cluster.spec.master)) + "/sbclab/")
+        assert not reaper.mentioning(str(cluster.transport.node_disk(cluster.spec.master)) + "/sbclab/")
         assert (master_disk / "hdfs" / "namenode" / "current" / "VERSION").exists(), "the boards keep their data"
     finally:
         if "boards" in ClusterState.names():
-            lifecycle.down("boards", force=True, purge=True)
+            nodes.down("boards", force=True, purge=True)
         with open(loopback_hosts, "w") as f:
             f.write(original)
         for node in cluster.spec.nodes:
-            shutil.rmtree(cluster.backend.node_disk(node) / "sbclab" / "sbclab", ignore_errors=True)
+            shutil.rmtree(cluster.transport.node_disk(node) / "sbclab" / "sbclab", ignore_errors=True)
 
 
 def test_a_firmware_knob_is_refused_on_boards_that_are_no_pi5(boards, tmp_path):
@@ -402,7 +406,7 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
     assert (sampled.disk_write_bytes or 0) > 0, ("sampled on the board", sampled)
     assert "bmicro" not in ClusterState.names()
     worker1 = cluster.spec.node("worker1")
-    assert not reaper.mentioning(str(cluster.backend.node_disk(worker1) / "sbclab" / "sbclab" / "bmicro")), \
+    assert not reaper.mentioning(str(cluster.transport.node_disk(worker1) / "sbclab" / "sbclab" / "bmicro")), \
         "no benchmark or sampler left running"
     servers = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
                if (p.info["cmdline"] or [""])[0].split("/")[-1] in ("iperf3", "NPtcp")]
@@ -459,6 +463,6 @@ def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_pa
     assert all(r.measurements and r.measurements.nodes for r in runs)
     assert "bboards" not in ClusterState.names()
     for node in cluster.spec.nodes:
-        root = cluster.backend.node_disk(node) / "sbclab" / "sbclab" / "bboards"
+        root = cluster.transport.node_disk(node) / "sbclab" / "sbclab" / "bboards"
         assert not root.exists(), f"each shape's HDFS and logs were purged from {node.name}"
     assert not reaper.mentioning("/sbclab/bboards/")

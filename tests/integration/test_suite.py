@@ -17,12 +17,12 @@ import yaml
 from sbclab import workloads
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
-from sbclab.experiments import model, runner
+from sbclab.experiments import model, orchestrator, plan
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
-from sbclab.workloads.base import RunContext
+from sbclab.workloads import inputs
 
-from .conftest import module_cluster
+from .conftest import measure, module_cluster, runner
 
 NAME = "suite"
 SIZE = 4 * 10**6
@@ -45,9 +45,7 @@ CASES = [(w, e) for w in workloads.WORKLOADS for e in ("hadoop", "spark")]
 
 @pytest.mark.parametrize("name, engine", CASES, ids=[f"{w}-{e}" for w, e in CASES])
 def test_every_workload_on_both_engines_is_validated(cluster, store, name, engine):
-    workload = workloads.get(name)
-    ctx = RunContext(cluster=cluster, store=store, monitor=QUICK_SAMPLING)
-    run = workload.run(ctx, engine, workload.parameters(SIZE, TINY.get(name)))
+    run = measure(cluster, store, name, engine, TINY.get(name), SIZE, monitor=QUICK_SAMPLING)
     failed = [c for c in run.validity.checks if not c.passed]
     assert run.exit_status == 0, f"{name}/{engine} failed; logs: {run.logs}"
     assert run.valid, f"{name}/{engine} invalid: {failed}"
@@ -62,7 +60,7 @@ def test_every_workload_on_both_engines_is_validated(cluster, store, name, engin
 
 
 def test_generated_input_is_made_once_per_cluster(cluster, store):
-    datasets = cluster.state.extra["datasets"]
+    datasets = inputs.known(runner(cluster, store).context())
     airline = [d for k, d in datasets.items() if k.startswith("airline/")]
     assert len(airline) == 1 and airline[0]["tokens"] == airline[0]["lines"] > 30_000
     assert airline[0]["bytes"] <= SIZE
@@ -115,7 +113,7 @@ def test_a_cell_that_fails_is_stored_as_failed_and_the_experiment_goes_on(cluste
     experiment = model.parse({**EXPERIMENT, "workloads": ["wordcount", "pi"], "engines": ["hadoop"],
                               "repetitions": 1, "parameters": {**EXPERIMENT["parameters"],
                                                                "wordcount": {"source": "/nonexistent/2006.csv"}}})
-    found = runner.prepare(experiment, tmp_path / "results")
+    found = plan.prepare(experiment, tmp_path / "results")
 
     class Quiet:
         def start(self, **kw): pass
@@ -124,7 +122,7 @@ def test_a_cell_that_fails_is_stored_as_failed_and_the_experiment_goes_on(cluste
         def finished(self, cell, run): pass
         def stop(self): pass
 
-    stored = runner.execute(found, tmp_path / "results", Quiet())
+    stored = orchestrator.execute(found, orchestrator.Options(tmp_path / "results", Quiet()))
     by_workload = {r.workload: r for r in stored}
     assert by_workload["wordcount"].exit_status != 0 and not by_workload["wordcount"].valid
     assert "does not exist" in by_workload["wordcount"].validity.checks[0].detail
@@ -138,15 +136,16 @@ def test_a_cell_that_fails_is_stored_as_failed_and_the_experiment_goes_on(cluste
 def test_an_impossible_cell_is_refused_before_anything_starts(tmp_path, change, message):
     experiment = model.parse({**EXPERIMENT, "cluster": {"name": "nope"}, **change})
     with pytest.raises(SbclabError, match=message):
-        runner.prepare(experiment, tmp_path / "results")
+        plan.prepare(experiment, tmp_path / "results")
     assert "nope" not in ClusterState.names()
 
 
 def test_the_concurrent_mix_stores_both_modes_with_every_job_validated(cluster, store):
-    from sbclab.experiments import concurrent
-    conc = model.Concurrent(engine="spark", workloads=["wordcount", "pi"], size="4MB")
-    ctx = RunContext(cluster=cluster, store=store, monitor=QUICK_SAMPLING)
-    runs = concurrent.run(ctx, conc, say=lambda message: None)
+    experiment = model.parse({**EXPERIMENT, "workloads": ["pi"], "engines": ["spark"], "repetitions": 1,
+                              "concurrent": {"engine": "spark", "workloads": ["wordcount", "pi"], "size": "4MB"}})
+    mixes = [c for c in model.cells(experiment) if c.workload.startswith("mix-")]
+    on = runner(cluster, store, QUICK_SAMPLING)
+    runs = [on.run_cell(cell, experiment.between_runs) for cell in mixes]
     assert [r.workload for r in runs] == ["mix-sequential", "mix-concurrent"]
     for run in runs:
         assert run.valid, [c for c in run.validity.checks if not c.passed]
