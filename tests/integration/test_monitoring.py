@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 from sbclab.monitor import idle, series
+from sbclab.report import build, html
 from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
@@ -162,10 +163,13 @@ def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
     plug = ThreadingHTTPServer(("127.0.0.1", 0), _Plug)
     threading.Thread(target=plug.serve_forever, daemon=True).start()
     closed = ThreadingHTTPServer(("127.0.0.1", 0), _Plug)
-    dead_url = f"http://127.0.0.1:{closed.server_address[1]}/status"
+    # Plugs whose URLs carry credentials: none may reach anything the run writes (run document,
+    # series, log copies, the report and its exports).
+    dead_url = f"http://127.0.0.1:{closed.server_address[1]}/status?token=s3cr3t-dead"
     closed.server_close()  # a plug that is offline
+    live_url = f"http://meter:s3cr3t-pw@127.0.0.1:{plug.server_address[1]}/status?auth_key=s3cr3t-key"
     settings = MonitorSettings.model_validate({**SETTINGS.model_dump(), "power": {
-        "worker1": {"source": "http-plug", "url": f"http://127.0.0.1:{plug.server_address[1]}/status", "format": "shelly"},
+        "worker1": {"source": "http-plug", "url": live_url, "format": "shelly"},
         "worker2": {"source": "http-plug", "url": dead_url, "format": "shelly", "timeout_s": 0.5},
         "master": {"source": "rapl", "powercap": "/nonexistent/powercap"}}})
     killed = {}
@@ -205,3 +209,7 @@ def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
     columns = series_of(store, run)["nodes"]["worker1"]["columns"]
     assert not [t for t, dt in zip(columns["t"], columns["dt"]) if t - dt < gaps[0]["to"] - 0.01 and t > gaps[0]["from"] + 0.01]
     assert not [p for p in psutil.process_iter(["cmdline"]) if "sbclab.monitor.sampler" in " ".join(p.info["cmdline"] or [])]
+
+    html.write(build.build(store.root), store.root / "report")
+    leaked = [str(path) for path in store.root.rglob("*") if path.is_file() and b"s3cr3t" in path.read_bytes()]
+    assert not leaked, leaked

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import redact
 from ..cluster import knobs
 from ..errors import SbclabError
 from ..monitor import measure, phases
@@ -117,7 +118,9 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
         command=provenance_.command, job_command=outcome.command, started_at=outcome.started_at,
         finished_at=outcome.finished_at, wall_time_s=round(outcome.wall_time_s, 3), exit_status=outcome.exit_status,
         validity=Validity.of(checks), counters=counters, job_ids=outcome.job_ids, result=result or {},
-        logs={k: v for k, v in logs.items() if v}, notes=[*provenance_.notes, *(notes or [])], cell=cell,
+        logs={k: v for k, v in logs.items() if v},
+        # Whatever a note quotes (an error naming a plug's URL) keeps no credential.
+        notes=[redact.text(n) for n in [*provenance_.notes, *(notes or [])]], cell=cell,
         measurements=measured)
     store.write(run)
     return run

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import requests
 
+from .. import redact
 from .settings import PowerSpec
 
 
@@ -60,7 +61,7 @@ class Poller:
         self.samples: list[dict] = []
         self.errors: list[str] = []
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"plug {spec.url}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"plug {redact.url(spec.url)}", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
@@ -82,6 +83,7 @@ class Poller:
                     out.flush()
                 except (requests.RequestException, ValueError, KeyError, TypeError) as err:
                     if len(self.errors) < 20:
-                        self.errors.append(f"{time.time():.1f}: {type(err).__name__}: {err}"[:300])
+                        # requests names the URL it failed on, credentials and all.
+                        self.errors.append(redact.text(f"{time.time():.1f}: {type(err).__name__}: {err}")[:300])
                 next_tick += self.interval
                 self._stop.wait(max(0.0, next_tick - time.monotonic()))

@@ -127,7 +127,7 @@ class Recorder:
             poller.stop()
         for sampler in self.samplers:
             spec = self.settings.power_for(sampler.name)
-            power[sampler.name] = {"spec": spec.model_dump(exclude_none=True),
+            power[sampler.name] = {"spec": spec.shown(),
                                    "plug_samples": self.pollers[sampler.name].samples if sampler.name in self.pollers else None,
                                    "plug_errors": self.pollers[sampler.name].errors if sampler.name in self.pollers else []}
         nodes = {}

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..cluster.inventory import Inventory
+from .. import redact
 from ..errors import SbclabError
 
 POWER_SOURCES = ("model", "rapl", "pi5-pmic", "http-plug", "csv")
@@ -40,6 +41,13 @@ class PowerSpec(BaseModel):
         if self.source == "csv" and not self.path:
             raise ValueError("a csv source needs 'path', the meter's log file")
         return self
+
+    def shown(self) -> dict:
+        """The source as runs record it: its URL without credentials (redact.py)."""
+        found = self.model_dump(exclude_none=True)
+        if "url" in found:
+            found["url"] = redact.url(found["url"])
+        return found
 
     def node_side(self) -> dict | None:
         """What the node's own sampler reads (RAPL counters, the PMIC); the rest is read elsewhere."""
