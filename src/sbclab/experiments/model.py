@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from .. import workloads as registry
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
+from ..results.schema import BIG_DATA_ENGINES, ENGINES
 from ..stack.presets import PRESETS
 from ..units import format_size, parse_size
 
@@ -58,7 +59,7 @@ class Concurrent(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    engine: Literal["hadoop", "spark"] = "spark"
+    engine: Literal[BIG_DATA_ENGINES] = "spark"
     workloads: list[str] = ["wordcount", "terasort", "grep", "pi"]
     size: Size
     repetitions: int = Field(1, ge=1, le=100)
@@ -70,7 +71,7 @@ class Experiment(BaseModel):
     name: str = "experiment"
     description: str = ""
     cluster: ClusterSettings = ClusterSettings()
-    engines: list[Literal["hadoop", "spark", "node", "mpi"]] | None = Field(
+    engines: list[Literal[ENGINES]] | None = Field(
         None, description="default: every engine each workload runs on")
     engines_of: dict[str, list[str]] = Field(default_factory=dict, description="a workload's engines, where fewer")
     workloads: list[str]

@@ -16,20 +16,15 @@ from ..cluster.nodes import default_backend
 from ..cluster.spec import ClusterSpec
 from ..errors import SbclabError
 from ..results.store import ResultsStore
-from ..stack import lifecycle
+from ..stack import lifecycle, presets
 from ..units import format_size
 from .model import Cell, Experiment, cells
-
-
-def replicas(preset: str, workers: int) -> int:
-    """dfs.replication under the preset, capped by the DataNodes there are."""
-    return 1 if preset == "paper" else min(3, workers)
 
 
 def bytes_needed(workload_name: str, size: int, workers: int, preset: str) -> int:
     """Bytes the cluster's disks hold at the peak of one cell: the input's replicas and the workload's
     intermediate data and output."""
-    return int(size * (replicas(preset, workers) + registry.get(workload_name).footprint_per_input_byte))
+    return int(size * (presets.replication(preset, workers) + registry.get(workload_name).footprint_per_input_byte))
 
 
 def storage_needed(experiment: Experiment, workers: int, preset: str) -> tuple[int, str]:
@@ -69,17 +64,15 @@ def backend_for(given: str | None, say) -> str:
 
 
 def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, backend: str,
-             subnet: str, disk_size: int | None = None, scale_factor: float | None = None, data_bytes: int = 0,
+             subnet: str, disk_size: int | None = None, scale_factor: float | None = None,
              knobs: tuple[str, ...] = (), say=lambda message: None) -> ClusterSpec:
     """A cluster of `workers` workers of one board and medium, shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
     host = calibration.current(progress=say) if backend == "emulated" else None
-    # Input, sorted output and intermediate data of a TeraSort, spread over the workers, with room to spare.
-    wanted = max(cluster_spec.DEFAULT_DISK_BYTES, int(data_bytes * 8 / workers) + 2**30)
     built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
-                               workers=workers, subnet=subnet, disk_bytes=disk_size or wanted, calibration=host,
-                               scale_factor=scale_factor)
+                               workers=workers, subnet=subnet, disk_bytes=disk_size or cluster_spec.DEFAULT_DISK_BYTES,
+                               calibration=host, scale_factor=scale_factor)
     return built.model_copy(update={"knobs": tuple(knobs)})
 
 

@@ -11,7 +11,9 @@ SCHEMA_VERSION = 3
 # 2: `measurements` (per-node time series summary, phases, intermediate data, power, health flags).
 # 3: engines `node` (a tool run on nodes: sysbench, fio, iperf3, stress-ng, nginx/httperf, NetPIPE TCP)
 #    and `mpi` (HPL, NetPIPE over MPI) beside Hadoop and Spark; older documents are valid as they are.
-ENGINES = ("hadoop", "spark", "node", "mpi")
+# What runs a workload: the two big-data engines, a tool on the nodes, an MPI program.
+BIG_DATA_ENGINES = ("hadoop", "spark")
+ENGINES = (*BIG_DATA_ENGINES, "node", "mpi")
 
 
 class Check(BaseModel):
@@ -88,7 +90,7 @@ class RunRecord(BaseModel):
     experiment_id: str
     repetition: int = 1
     workload: str
-    engine: Literal["hadoop", "spark", "node", "mpi"]
+    engine: Literal[ENGINES]
     parameters: dict[str, Any]
     cluster: ClusterShape
     scale: ScaleRecord

@@ -24,12 +24,23 @@ def check(name: str) -> str:
 
 def overrides(spec: ClusterSpec) -> dict[str, dict[str, str]]:
     """Settings the preset sets, by file ('hdfs-site', 'mapred-site', 'spark-defaults', …)."""
-    if spec.preset == "stock":
+    return _settings(spec.preset, spec.workers)
+
+
+def _settings(name: str, workers: int) -> dict[str, dict[str, str]]:
+    if name == "stock":
         return {}
-    if spec.preset == "paper":
+    if name == "paper":
         return {
             "hdfs-site": {"dfs.replication": "1"},
             "mapred-site": {"mapreduce.job.reduces": "2"},
-            "spark-defaults": {"spark.executor.instances": str(spec.workers), "spark.executor.cores": "2"},
+            "spark-defaults": {"spark.executor.instances": str(workers), "spark.executor.cores": "2"},
         }
-    raise SbclabError(f"Unknown preset '{spec.preset}'.", f"Choose one of: {', '.join(PRESETS)}.")
+    raise SbclabError(f"Unknown preset '{name}'.", f"Choose one of: {', '.join(PRESETS)}.")
+
+
+def replication(name: str, workers: int) -> int:
+    """How many copies of each HDFS block the preset keeps (HDFS's own default 3), capped by the
+    DataNodes there are."""
+    asked = _settings(name, workers).get("hdfs-site", {}).get("dfs.replication", "3")
+    return min(int(asked), workers)

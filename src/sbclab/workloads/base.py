@@ -24,13 +24,12 @@ from typing import Any, Callable, Protocol
 from ..cluster import nodeops
 from ..cluster.spec import NodeSpec
 from ..errors import SbclabError
-from ..results.schema import Check, RunRecord
+from ..results.schema import BIG_DATA_ENGINES, Check, RunRecord
 from ..stack import clients
 from ..stack.clients import JobOutcome
 from ..stack.counters import spark_event_metrics
 from ..stack.lifecycle import Cluster
 
-ENGINES = ("hadoop", "spark")
 _SPARK_RESULT = re.compile(r"SBCLAB_RESULT (\{.*\})")
 
 
@@ -113,7 +112,7 @@ class Workload(ABC):
 
     name: str
     description: str
-    engines: tuple[str, ...] = ENGINES
+    engines: tuple[str, ...] = BIG_DATA_ENGINES
     sized = True  # whether the experiment's data sizes apply
     needs_stack = True
     programs: tuple[str, ...] = ()

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import SbclabError
-from ..results.schema import Check
+from ..results.schema import BIG_DATA_ENGINES, Check
 from ..stack.clients import JobOutcome
 from .base import Attempt, RunContext, Workload
 
@@ -20,7 +20,7 @@ PARTS = ("wordcount", "terasort", "grep", "pi")
 
 
 class Mix(Workload):
-    engines = ("hadoop", "spark")
+    engines = BIG_DATA_ENGINES
 
     def __init__(self, mode: str, registry: dict[str, Workload]):
         self.mode = mode
