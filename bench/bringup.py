@@ -7,8 +7,9 @@ Targets (issue 2): bring-up to "HDFS out of safe mode, all NodeManagers register
 import argparse
 import time
 
-from sbclab.cluster import calibration, lifecycle, spec
-from sbclab.cluster.backends import default_backend
+from sbclab.cluster import calibration, nodes, spec
+from sbclab.cluster.nodes import default_backend
+from sbclab.stack import lifecycle
 
 BRING_UP_TARGET_S = 60.0
 TEARDOWN_TARGET_S = 15.0
@@ -23,16 +24,16 @@ def main() -> None:
     print(f"{'round':>5} {'bring-up s':>11} {'teardown s':>11}  leftovers before -> after")
     ups, downs = [], []
     for round_no in range(1, args.rounds + 1):
-        before = lifecycle.leftovers_on_host()
+        before = nodes.leftovers_on_host()
         cluster_spec = spec.build(name="bench", backend=args.backend, workers=2, disk_bytes=2 * 2**30,
                                   calibration=calibration.current() if args.backend == "emulated" else None)
         start = time.monotonic()
         lifecycle.up(cluster_spec)
         up_s = time.monotonic() - start
         start = time.monotonic()
-        failed = lifecycle.down("bench")
+        failed = nodes.down("bench")
         down_s = time.monotonic() - start
-        after = lifecycle.leftovers_on_host()
+        after = nodes.leftovers_on_host()
         ups.append(up_s)
         downs.append(down_s)
         print(f"{round_no:>5} {up_s:>11.1f} {down_s:>11.1f}  {sum(before.values())} -> {sum(after.values())} {after}"

@@ -10,8 +10,7 @@ scale), measured and their ratio; the target is 0.85-1.15 for every figure.
 import argparse
 
 from sbclab import profiles
-from sbclab.cluster import calibration, lifecycle, spec
-from sbclab.workloads import micro
+from sbclab.cluster import calibration, nodes, spec, tools
 
 CASES = [("rpi5b", "nvme-p31-gen3"), ("rpi5b", "microsd-pro-plus"), ("rpi4b", "microsd-pro-plus")]
 LOW, HIGH = 0.85, 1.15
@@ -25,24 +24,25 @@ def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: 
     shaped = spec.build(name="fid", backend="emulated", board=board, storage=storage, workers=1, subnet=subnet,
                         disk_bytes=2 * 2**30, calibration=host, scale_factor=factor)
     rows = []
-    with lifecycle.nodes_only(shaped) as backend:
+    with nodes.bare(shaped) as transport:
         node, peer = shaped.worker_nodes[0], shaped.master
-        on = micro.OnNode.of(backend, node)
-        disk = backend.node_disk(node) / "fio"
+        on = tools.on_node(transport, node)
+        disk = transport.node_disk(node) / "fio"
+        transport.make_dirs(node, [disk])
+
+        def fio(rw, block_size):
+            return tools.fio_job(on, disk, f"{rw}-{block_size}", rw, block_size, "128M", seconds)
         for threads in (1, 4):
             rows.append((f"sysbench {threads} thread(s), events/s", b.sysbench_events(threads) * factor,
-                         micro.sysbench_events(on, threads, b.sysbench.max_prime, seconds)))
-        rows.append(("fio seq write 16M, MB/s", medium.seq_write * factor,
-                     micro.fio(on, disk, "write", "16m", seconds=seconds)["mb_s"]))
-        rows.append(("fio seq read 16M, MB/s", medium.seq_read * factor,
-                     micro.fio(on, disk, "read", "16m", seconds=seconds)["mb_s"]))
-        rows.append(("fio rand write 4K, IOPS", medium.write_iops * factor,
-                     micro.fio(on, disk, "randwrite", "4k", seconds=seconds)["iops"]))
-        rows.append(("fio rand read 4K, IOPS", medium.read_iops * factor,
-                     micro.fio(on, disk, "randread", "4k", seconds=seconds)["iops"]))
+                         tools.sysbench_cpu(on, b.sysbench.max_prime, threads, seconds)))
+        rows.append(("fio seq write 16M, MB/s", medium.seq_write * factor, fio("write", "16m")["mb_s"]))
+        rows.append(("fio seq read 16M, MB/s", medium.seq_read * factor, fio("read", "16m")["mb_s"]))
+        rows.append(("fio rand write 4K, IOPS", medium.write_iops * factor, fio("randwrite", "4k")["iops"]))
+        rows.append(("fio rand read 4K, IOPS", medium.read_iops * factor, fio("randread", "4k")["iops"]))
         expected_net = (b.network_mbps or b.nic_mbps) * factor
-        rows.append(("iperf3, Mb/s", expected_net,
-                     micro.iperf3(micro.OnNode.of(backend, peer), peer.address, on, seconds=seconds)))
+        serving = lambda argv: tools.ServingOnNode(transport, peer, argv, transport.node_dir(peer) / "iperf.log",  # noqa: E731
+                                                   "iperf3 -s")
+        rows.append(("iperf3, Mb/s", expected_net, tools.iperf3_mbps(serving, on, peer.address, seconds)))
     return rows
 
 

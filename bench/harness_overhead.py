@@ -13,13 +13,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import bench_cluster, terasort_arguments
+from common import bench_cluster, runner, terasort_arguments, terasort_input, terasort_run
 
-from sbclab.cluster import lifecycle
-from sbclab.results.store import ResultsStore
+from sbclab.cluster import nodes
+from sbclab.stack import lifecycle
 from sbclab.units import parse_size
-from sbclab.workloads import terasort
-from sbclab.workloads.base import RunContext
 
 TARGET = 1.03
 
@@ -36,7 +34,7 @@ def by_hand(cluster: lifecycle.Cluster, size_bytes: int, round_no: int, log: Pat
     with open(log, "ab") as out:
         for argv in commands:
             # Being "on the master": its namespaces, host name and cgroup, nothing of sbclab's bookkeeping.
-            on_master, join = cluster.backend.on_node(master, argv)
+            on_master, join = cluster.transport.launch(master, argv)
             subprocess.run(on_master, env=stack.env(master), stdout=out, stderr=subprocess.STDOUT,
                            preexec_fn=join, check=True)
     return time.monotonic() - start
@@ -49,13 +47,13 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="sbclab-bench-"))
     cluster = bench_cluster(args.backend)
     try:
-        ctx = RunContext(cluster=cluster, store=ResultsStore(work / "results"))
-        terasort.tera_input(ctx, size_bytes)
+        on = runner(cluster, work / "results")
+        terasort_input(on, size_bytes)
         through_sbclab, hand = [], []
         print(f"backend {args.backend}, TeraSort {args.size}, {args.pairs} alternating pairs")
         for round_no in range(1, args.pairs + 1):
             start = time.monotonic()
-            run = terasort.terasort_run(ctx, size_bytes, validate=False)
+            run = terasort_run(on, size_bytes)
             through_sbclab.append(time.monotonic() - start)
             assert run.exit_status == 0, run.logs
             hand.append(by_hand(cluster, size_bytes, round_no, work / "by-hand.log"))
@@ -65,7 +63,7 @@ def main() -> None:
               f"by hand mean {statistics.mean(hand):.1f} s (sd {statistics.pstdev(hand):.1f})")
         print(f"harness overhead ratio sbclab/by-hand = {ratio:.3f} (target <= {TARGET})")
     finally:
-        lifecycle.down("bench", force=True)
+        nodes.down("bench", force=True)
 
 
 if __name__ == "__main__":

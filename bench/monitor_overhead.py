@@ -13,22 +13,19 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import bench_cluster, terasort_arguments
+from common import bench_cluster, runner, terasort_arguments, terasort_input, terasort_run
 
-from sbclab.cluster import lifecycle
+from sbclab.cluster import nodes
 from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
-from sbclab.results.store import ResultsStore
 from sbclab.units import parse_size
-from sbclab.workloads import terasort
-from sbclab.workloads.base import RunContext
 
 CPU_TARGET_PCT = 0.5
 RATIO_TARGET = 1.02
 
 
 def idle_cost(cluster, seconds: float) -> dict[str, float]:
-    recorder = Recorder(cluster, "bench-idle", MonitorSettings(hz=1, margin_s=0))
+    recorder = Recorder(cluster.transport, "bench-idle", MonitorSettings(hz=1, margin_s=0))
     recorder.start()
     time.sleep(seconds)
     raw = recorder.stop()
@@ -49,20 +46,19 @@ def main() -> None:
         for name, pct in idle.items():
             print(f"  {name}: {pct:.3f} % of one host core = {pct / core_speed:.3f} % of one board core "
                   f"(target <= {CPU_TARGET_PCT} %)")
-        store = ResultsStore(work / "results")
-        sampled = RunContext(cluster=cluster, store=store, monitor=MonitorSettings(hz=1, idle_baseline_s=0))
-        unsampled = RunContext(cluster=cluster, store=store, monitor=MonitorSettings(enabled=False))
-        terasort.tera_input(unsampled, size_bytes)
+        sampled = runner(cluster, work / "results", MonitorSettings(hz=1, idle_baseline_s=0))
+        unsampled = runner(cluster, work / "results", MonitorSettings(enabled=False))
+        terasort_input(unsampled, size_bytes)
         with_sampling, without, busy_cost = [], [], []
         print(f"TeraSort {args.size}, {args.pairs} alternating pairs (wall time of the job as stored)")
         for pair in range(1, args.pairs + 1):
             # Which goes first alternates, so whatever one run leaves for the next falls on both sides.
             if pair % 2:
-                on = terasort.terasort_run(sampled, size_bytes, validate=False)
-                off = terasort.terasort_run(unsampled, size_bytes, validate=False)
+                on = terasort_run(sampled, size_bytes)
+                off = terasort_run(unsampled, size_bytes)
             else:
-                off = terasort.terasort_run(unsampled, size_bytes, validate=False)
-                on = terasort.terasort_run(sampled, size_bytes, validate=False)
+                off = terasort_run(unsampled, size_bytes)
+                on = terasort_run(sampled, size_bytes)
             assert on.exit_status == 0 and off.exit_status == 0, (on.logs, off.logs)
             with_sampling.append(on.wall_time_s)
             without.append(off.wall_time_s)
@@ -77,7 +73,7 @@ def main() -> None:
         print(f"sampler CPU during TeraSort: mean {statistics.mean(busy_cost):.3f} %, max {max(busy_cost):.3f} % of one "
               f"host core per node ({max(busy_cost) / core_speed:.3f} % of one board core)")
     finally:
-        lifecycle.down("bench", force=True)
+        nodes.down("bench", force=True)
 
 
 if __name__ == "__main__":
