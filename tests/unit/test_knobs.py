@@ -14,7 +14,8 @@ from sbclab.stack.distribution import Distribution
 
 
 def test_every_knob_says_what_it_changes_where_and_from_which_seed():
-    assert {k.name for k in knobs.KNOBS} == {"pcie-gen3", "overclock", "fstrim", "crc-off", "master-separate"}
+    assert {k.name for k in knobs.KNOBS} == {"pcie-gen3", "overclock", "fstrim", "crc-off", "quick-start",
+                                             "master-separate"}
     assert all(k.change and k.where and k.source for k in knobs.KNOBS)
     assert "dtparam=pciex1_gen=3" in knobs.get("pcie-gen3").change
     assert knobs.get("overclock").change.splitlines() == ["arm_freq=3000", "over_voltage_delta=50000"]
@@ -62,3 +63,15 @@ def test_a_firmware_knob_goes_in_a_marked_block_and_comes_out_exactly():
     assert knobs.with_knob("no_newline=1", "pcie-gen3").startswith("no_newline=1\n# sbclab knob pcie-gen3")
     with pytest.raises(SbclabError, match="not a firmware knob"):
         knobs.with_knob(original, "crc-off")
+
+
+def test_quick_start_reaches_every_jvm_of_the_cluster(tmp_path):
+    s = spec.build(backend="emulated", workers=2, cores=2, memory_bytes=24 * 2**30).model_copy(
+        update={"knobs": ("quick-start",)})
+    layout = config.NodeLayout(tmp_path / "conf", tmp_path / "disk", tmp_path / "logs")
+    values = config.settings(s, s.master, layout, Distribution(tmp_path / "h", tmp_path / "s", tmp_path / "j.jar"))
+    for file, key in (("mapred-site", "mapreduce.map.java.opts"), ("mapred-site", "yarn.app.mapreduce.am.command-opts"),
+                      ("spark-defaults", "spark.executor.extraJavaOptions"),
+                      ("spark-defaults", "spark.driver.extraJavaOptions")):
+        assert values[file][key] == "-XX:TieredStopAtLevel=1", key
+    assert config.jvm_flags(s.knobs) == ["-XX:TieredStopAtLevel=1"] and config.jvm_flags(()) == []

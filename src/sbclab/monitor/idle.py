@@ -21,7 +21,7 @@ CLOCK_TOLERANCE_S = 1.0
 def clock_warnings(offsets: dict[str, dict[str, float]]) -> list[str]:
     """One sentence per node whose clock is more than CLOCK_TOLERANCE_S from this host's.
 
-    Only a CSV power meter's log is shifted by the offset (power.py); samples and the engines'
+    Only a CSV power meter's log is shifted by the offset (power/meter_csv.py); samples and the engines'
     phase times are kept in the node's own time, so the fix is to sync the clock, not to trust
     a correction."""
     return [f"{name}'s clock is {o['offset_s']:+.2f} s from this host's (recorded with every sampled run). "

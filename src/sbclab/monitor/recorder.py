@@ -23,8 +23,10 @@ import requests
 from ..cluster import nodeops
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import plug, sampling
+from . import sampling
+from .power import Poller
 from .settings import MonitorSettings
+
 
 @dataclass
 class SamplerRecord:
@@ -46,7 +48,7 @@ class RawRecording:
     marks: list[dict[str, Any]]
     datanodes: list[dict[str, Any]]  # {"t", "label", "nodes": {name: {BytesWritten, BytesRead}}}
     clock_offsets: dict[str, dict[str, float]]
-    power: dict[str, dict[str, Any]]  # name -> {"spec", "samples" (plug) or None, "note"}
+    power: dict[str, dict[str, Any]]  # name -> {"spec": as recorded, "polled": what its poller on this host kept}
     commands: list[dict[str, Any]]
     emulated: bool
 
@@ -80,7 +82,7 @@ class Recorder:
         self.datanodes: list[dict] = []
         self.commands: list[dict] = []
         self.lock = threading.RLock()
-        self.pollers: dict[str, plug.Poller] = {}
+        self.pollers: dict[str, Poller] = {}
         self.power_notes: dict[str, str] = {}
         self.offsets: dict = {}
 
@@ -94,11 +96,10 @@ class Recorder:
             target = {**target, "power": power.node_side()}
             self.samplers.append(SamplerRecord(sampling.sampler(self.transport, name, node, target, self.run_id,
                                                                 self.interval)))
-            if power.source == "http-plug":
-                plugs = sampling.collected_dir(self.transport, node)
-                plugs.mkdir(parents=True, exist_ok=True)
-                self.pollers[name] = plug.Poller(power, self.interval, plugs / f"{self.run_id}.plug.jsonl")
-                self.pollers[name].start()
+            poller = power.poller(self.interval, sampling.collected_dir(self.transport, node), self.run_id)
+            if poller is not None:
+                self.pollers[name] = poller
+                poller.start()
         launched = _each(self.samplers, _launch)
         failed = [err for err in launched.values() if err is not None]
         if failed:
@@ -123,13 +124,12 @@ class Recorder:
         time.sleep(self.settings.margin_s)
         cost = _each(self.samplers, _stop)
         power = {}
-        for name, poller in self.pollers.items():
+        for poller in self.pollers.values():
             poller.stop()
         for sampler in self.samplers:
-            spec = self.settings.power_for(sampler.name)
-            power[sampler.name] = {"spec": spec.shown(),
-                                   "plug_samples": self.pollers[sampler.name].samples if sampler.name in self.pollers else None,
-                                   "plug_errors": self.pollers[sampler.name].errors if sampler.name in self.pollers else []}
+            poller = self.pollers.get(sampler.name)
+            power[sampler.name] = {"spec": self.settings.power_for(sampler.name).shown(),
+                                   "polled": poller.collected() if poller is not None else {}}
         nodes = {}
         for sampler in self.samplers:
             path = sampler.handle.samples_file()

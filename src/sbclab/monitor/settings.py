@@ -1,61 +1,73 @@
 """What to measure during runs: sampling rate, margins, the idle baseline and each node's power source."""
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic.fields import FieldInfo
 
 from ..cluster.inventory import Inventory
-from .. import redact
 from ..errors import SbclabError
+from .power import FALLBACK, SOURCES, Poller, PowerSource, Redacted
 
-POWER_SOURCES = ("model", "rapl", "pi5-pmic", "http-plug", "csv")
+POWER_SOURCES = tuple(SOURCES)
 
 
-class PowerSpec(BaseModel):
-    """One node's power source.
-
-    model      linear between the board profile's idle and full-load watts by CPU utilisation (an estimate)
-    rapl       the powercap energy counters of an Intel/AMD node (package domains summed)
-    pi5-pmic   the Raspberry Pi 5's PMIC rail readings (`vcgencmd pmic_read_adc`)
-    http-plug  a smart plug's HTTP JSON API (Shelly Gen1 /status, Shelly Gen2+ Switch.GetStatus, Tasmota Status 8)
-    csv        a log from an external meter: a time column and a watts column, aligned by timestamp
-    """
+class _PowerSpec(BaseModel):
+    """One node's power source: `source` names it, and the other fields are those its module in
+    power/ declares. A power file writes them flat, `{source: http-plug, url: ..., format: shelly}`;
+    what each source is, reads and needs is its module's concern."""
 
     model_config = ConfigDict(extra="forbid")
 
-    source: Literal["model", "rapl", "pi5-pmic", "http-plug", "csv"] = "model"
-    url: str | None = Field(None, description="http-plug: the plug's status URL")
-    format: Literal["shelly", "shelly-gen2", "tasmota"] | None = None
-    path: str | None = Field(None, description="csv: the meter's log file")
-    time_column: str = "time"
-    watts_column: str = "watts"
-    powercap: str = Field("/sys/class/powercap", description="rapl: where the powercap tree is")
-    timeout_s: float = Field(2.0, gt=0, le=30)
+    @property
+    def kind(self) -> PowerSource:
+        return SOURCES[self.source]
 
     @model_validator(mode="after")
     def _complete(self):
-        if self.source == "http-plug" and not (self.url and self.format):
-            raise ValueError("an http-plug source needs 'url' and 'format' (shelly, shelly-gen2 or tasmota)")
-        if self.source == "http-plug" and not self.url.startswith(("http://", "https://")):
-            raise ValueError(f"the plug's url '{self.url}' must start with http:// or https://")
-        if self.source == "csv" and not self.path:
-            raise ValueError("a csv source needs 'path', the meter's log file")
+        self.kind.check(self.kind.own(self))
         return self
 
     def shown(self) -> dict:
-        """The source as runs record it: its URL without credentials (redact.py)."""
+        """The source as runs record it: every field marked Redacted (a URL's credentials) hidden."""
         found = self.model_dump(exclude_none=True)
-        if "url" in found:
-            found["url"] = redact.url(found["url"])
+        for name, info in type(self).model_fields.items():
+            for mark in info.metadata:
+                if isinstance(mark, Redacted) and name in found:
+                    found[name] = mark.hide(found[name])
         return found
 
     def node_side(self) -> dict | None:
         """What the node's own sampler reads (RAPL counters, the PMIC); the rest is read elsewhere."""
-        if self.source == "rapl":
-            return {"source": "rapl", "powercap": self.powercap}
-        if self.source == "pi5-pmic":
-            return {"source": "pi5-pmic"}
-        return None
+        return self.kind.node_side(self.kind.own(self))
+
+    def poller(self, interval_s: float, folder: Path, run_id: str) -> Poller | None:
+        """What this host reads during a run (a smart plug), not yet started."""
+        return self.kind.poller(self.kind.own(self), interval_s, folder, run_id)
+
+
+def spec_model(sources: Mapping[str, PowerSource]) -> type[_PowerSpec]:
+    """The settings model of these sources: `source` names one, and every source's own fields are
+    beside it in one flat set. A key two sources share must mean the same to both, since a power
+    file gives it once."""
+    fields = {"source": (Literal[tuple(sources)], Field(FALLBACK))}
+    for source in sources.values():
+        for name, info in source.fields.model_fields.items():
+            if name in fields and _meaning(fields[name][1]) != _meaning(info):
+                raise TypeError(f"power source {source.name} gives the field '{name}' a meaning of its own")
+            fields.setdefault(name, (info.annotation, info))
+    listed = "\n".join(f"    {name:10} {type(source).__doc__}" for name, source in sources.items())
+    return create_model("PowerSpec", __base__=_PowerSpec, __module__=__name__,
+                        __doc__=f"{_PowerSpec.__doc__}\n\n{listed}", **fields)
+
+
+def _meaning(info: FieldInfo) -> tuple:
+    return info.annotation, info.default, info.metadata
+
+
+PowerSpec = spec_model(SOURCES)
 
 
 class MonitorSettings(BaseModel):

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..errors import SbclabError
-from . import counters as engine_counters
+from . import config, counters as engine_counters
 from .daemons import Stack
 
 
@@ -106,7 +106,8 @@ def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[st
     submit = ["org.apache.spark.deploy.SparkSubmit", "--class", main_class]
     for key, value in (conf or {}).items():
         submit += ["--conf", f"{key}={value}"]
-    launcher = [env["JAVA_HOME"] + "/bin/java", "-Xmx128m", "-cp", f"{stack.dist.spark_jars}/*",
+    launcher = [env["JAVA_HOME"] + "/bin/java", *config.jvm_flags(stack.spec.knobs), "-Xmx128m",
+                "-cp", f"{stack.dist.spark_jars}/*",
                 "org.apache.spark.launcher.Main", *submit, str(jar), *args]
     done = stack.transport.capture(master, launcher, env, timeout_s=120)
     command = [part.strip() for part in done.stdout.decode().split("\0") if part.strip()]

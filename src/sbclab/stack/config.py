@@ -19,6 +19,9 @@ from .distribution import Distribution
 
 # Hadoop's YARN web apps (Guice/cglib) reflect into java.lang, closed by default since Java 16.
 ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED"
+# The quick-start knob: C1 only. A short-lived JVM spends much of its start-up CPU in C2 compilations
+# it never lives to use (docs/notes.md).
+QUICK_START = "-XX:TieredStopAtLevel=1"
 
 PORTS = {
     "namenode_rpc": 8020, "namenode_http": 9870,
@@ -147,11 +150,24 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
     return values
 
 
+def jvm_flags(knob_names) -> list[str]:
+    """Flags every JVM of the cluster starts with, from its knobs."""
+    return [QUICK_START] if "quick-start" in knob_names else []
+
+
 def knob_overrides(knob_names) -> dict[str, dict[str, str]]:
     """The configuration properties the cluster's knobs set, by file (cluster/knobs.py lists them)."""
+    found: dict[str, dict[str, str]] = {}
     if "crc-off" in knob_names:
-        return {"hdfs-site": {"dfs.checksum.type": "NULL"}}
-    return {}
+        found["hdfs-site"] = {"dfs.checksum.type": "NULL"}
+    if "quick-start" in knob_names:
+        # Without -Xmx here, MapReduce sizes each heap from its container, as it does by default.
+        found["mapred-site"] = {"mapreduce.map.java.opts": QUICK_START, "mapreduce.reduce.java.opts": QUICK_START,
+                                "yarn.app.mapreduce.am.command-opts": QUICK_START}
+        found["spark-defaults"] = {"spark.driver.extraJavaOptions": QUICK_START,
+                                   "spark.executor.extraJavaOptions": QUICK_START,
+                                   "spark.yarn.am.extraJavaOptions": QUICK_START}
+    return found
 
 
 def _xml(properties: dict[str, str]) -> str:

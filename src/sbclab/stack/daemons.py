@@ -125,7 +125,7 @@ class Stack:
              add_opens: bool = False, log_file: str | None = None) -> list[str]:
         """A `java` command line on the node's Hadoop classpath, the way bin/hadoop would build it."""
         layout = self.layout(node)
-        argv = [str(self.java_home(node) / "bin" / "java")]
+        argv = [str(self.java_home(node) / "bin" / "java"), *config.jvm_flags(self.spec.knobs)]
         if heap_mb:
             argv.append(f"-Xmx{heap_mb}m")
         argv += ["-Djava.net.preferIPv4Stack=true", f"-Dhadoop.home.dir={self.dist.hadoop_home}",
