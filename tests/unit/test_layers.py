@@ -26,23 +26,24 @@ def test_every_layer_contract_holds(tmp_path):
     assert "0 broken" in done.stdout
 
 
-def test_a_back_door_import_breaks_a_contract(tmp_path):
-    """The cluster layer reaching up into the stack, as it once did, fails the check."""
+def with_back_door(tmp_path: Path, module: str, line: str) -> subprocess.CompletedProcess:
+    """The contracts checked on a copy of the package with one import added to one module."""
     copy = tmp_path / "src"
     shutil.copytree(SRC / "sbclab", copy / "sbclab", ignore=shutil.ignore_patterns("__pycache__"))
-    spec = copy / "sbclab" / "cluster" / "spec.py"
-    spec.write_text(spec.read_text() + "\nfrom ..stack import daemons  # noqa\n")
-    done = lint(copy, tmp_path)
+    path = copy / "sbclab" / module
+    path.write_text(path.read_text() + f"\n{line}  # noqa\n")
+    return lint(copy, tmp_path)
+
+
+def test_a_back_door_import_breaks_a_contract(tmp_path):
+    """The cluster layer reaching up into the stack, as it once did, fails the check."""
+    done = with_back_door(tmp_path, "cluster/spec.py", "from ..stack import daemons")
     assert done.returncode != 0
     assert "sbclab.cluster is not allowed to import sbclab.stack" in done.stdout
 
 
 def test_results_import_nothing_of_the_layers_above(tmp_path):
-    copy = tmp_path / "src"
-    shutil.copytree(SRC / "sbclab", copy / "sbclab", ignore=shutil.ignore_patterns("__pycache__"))
-    schema = copy / "sbclab" / "results" / "schema.py"
-    schema.write_text(schema.read_text() + "\nfrom ..cluster.spec import NodeSpec  # noqa\n")
-    done = lint(copy, tmp_path)
+    done = with_back_door(tmp_path, "results/schema.py", "from ..cluster.spec import NodeSpec")
     assert done.returncode != 0 and "results is a leaf" in done.stdout
 
 

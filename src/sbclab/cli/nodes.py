@@ -13,21 +13,38 @@ from ..errors import SbclabError
 from ..experiments import builtin
 from ..experiments.display import LineDisplay
 from ..experiments.model import ClusterSettings
-from .options import HostKeys, INVENTORY, Monitoring, Shape, bundle, counts, host_key_options, monitor_options, \
-    shape_options, size
+from .options import ACCEPT_NEW_HOST_KEYS, INVENTORY, KNOWN_HOSTS, HostKeys, Monitoring, Shape, bundle, counts, \
+    monitor_options, shape_options, size
 from .output import say
 from .running import run_and_report
 
 
-def _cluster(shape: Shape, inventory_file: Path | None, keys: HostKeys):
-    """(cluster settings, workers, storage, how to reach the boards): the inventory's boards when one is
-    given, else an emulated cluster from the flags."""
-    if inventory_file is None:
-        return shape.settings(), shape.workers, shape.storage, None
-    hosts = inventory.load(inventory_file)
-    spec = cluster_spec.from_inventory(hosts, name=shape.name, preset=shape.preset)
-    settings = ClusterSettings(name=shape.name, board=spec.board, backend="ssh", timeout_s=shape.timeout)
-    return settings, spec.workers, spec.storage, keys.access(hosts)
+@dataclass
+class Target:
+    """Where node benchmarks run and are stored: the boards of an inventory, else nodes from the flags."""
+
+    repetitions: int
+    results: Path
+    inventory_file: Path | None
+    known_hosts: Path | None
+    accept_new_host_keys: bool
+
+    def cluster(self, shape: Shape):
+        """(cluster settings, workers, storage, how to reach the boards)."""
+        if self.inventory_file is None:
+            return shape.settings(), shape.workers, shape.storage, None
+        hosts = inventory.load(self.inventory_file)
+        spec = cluster_spec.from_inventory(hosts, name=shape.name, preset=shape.preset)
+        settings = ClusterSettings(name=shape.name, board=spec.board, backend="ssh", timeout_s=shape.timeout)
+        return settings, spec.workers, spec.storage, HostKeys(self.known_hosts, self.accept_new_host_keys).access(hosts)
+
+
+target_options = bundle(Target, [
+    click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True),
+    click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+                 show_default=True),
+    INVENTORY, KNOWN_HOSTS, ACCEPT_NEW_HOST_KEYS,
+], "target")
 
 
 @dataclass
@@ -85,13 +102,10 @@ tuning_options = bundle(Tuning, [
 @tuning_options
 @click.option("--container", type=click.Choice(["docker", "podman"]), default=None,
               help="web: also serve from a container on the same node, to report the overhead (Hajji & Tso Tables 1-2).")
-@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
-@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
-@INVENTORY
-@host_key_options
+@target_options
 @monitor_options
-def micro_command(shape: Shape, benchmarks, node_name, tuning: Tuning, container, repetitions, results, inventory_file,
-                  keys: HostKeys, monitoring: Monitoring):
+def micro_command(shape: Shape, benchmarks, node_name, tuning: Tuning, container, target: Target,
+                  monitoring: Monitoring):
     """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
     power idle and under load with temperature (the seeds' Tables 3-7)."""
     chosen = [b.strip() for b in benchmarks.split(",") if b.strip()]
@@ -106,13 +120,13 @@ def micro_command(shape: Shape, benchmarks, node_name, tuning: Tuning, container
     if container:
         raise SbclabError(f"Serving from a {container} container inside an emulated node is not supported yet.",
                           "Run without --container; the native figures are what this version measures.")
-    settings, workers, storage, access = _cluster(shape, inventory_file, keys)
+    settings, workers, storage, access = target.cluster(shape)
     names = [n for n, _ in _node_names(access, workers)]
     if node_name != "all" and node_name not in names:
         raise SbclabError(f"There is no node '{node_name}' in this cluster.", f"Choose from {', '.join(names)}, or all.")
-    experiment = builtin.micro(settings, storage, workers, chosen, tuning.parameters(node_name), repetitions,
+    experiment = builtin.micro(settings, storage, workers, chosen, tuning.parameters(node_name), target.repetitions,
                                monitoring.settings())
-    run_and_report(experiment, results, LineDisplay(say), access)
+    run_and_report(experiment, target.results, LineDisplay(say), access)
 
 
 def _node_names(access, workers: int) -> list[tuple[str, str]]:
@@ -141,22 +155,19 @@ def _runtime_answers(runtime: str) -> bool:
               help="R of Eq. 2: the share of the nodes' memory the matrix fills.")
 @click.option("--ranks-per-node", type=click.IntRange(1, 256), default=None,
               help="MPI ranks per node (default: the board's cores).")
-@click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True)
-@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
-@INVENTORY
-@host_key_options
+@target_options
 @monitor_options
-def hpl_command(shape: Shape, node_counts, problem, nb, memory_fraction, ranks_per_node, repetitions, results,
-                inventory_file, keys: HostKeys, monitoring: Monitoring):
+def hpl_command(shape: Shape, node_counts, problem, nb, memory_fraction, ranks_per_node, target: Target,
+                monitoring: Monitoring):
     """High Performance Linpack (Debian's hpcc) with OpenMPI across 1, 2, 4 ... workers: Rmax, Rpeak,
     efficiency, speedup and Gflops per watt, every run stored (Baun 2016, Table 7)."""
     if nb != "sweep" and not nb.isdigit():
         raise SbclabError(f"--nb {nb} is not a block size.", "Give a positive integer such as 32, or 'sweep'.")
-    settings, workers, storage, access = _cluster(shape, inventory_file, keys)
+    settings, workers, storage, access = target.cluster(shape)
     if node_counts and any(c < 1 or c > workers for c in node_counts):
         raise SbclabError(f"--nodes {','.join(map(str, node_counts))} asks for more workers than the cluster's "
                           f"{workers}.", f"Give counts between 1 and {workers}, or more workers.")
     parameters = {"nodes": node_counts, "n": problem, "nb": nb if nb == "sweep" else int(nb),
                   "memory_fraction": memory_fraction, "ranks_per_node": ranks_per_node}
-    experiment = builtin.hpl(settings, storage, workers, parameters, repetitions, monitoring.settings())
-    run_and_report(experiment, results, LineDisplay(say), access)
+    experiment = builtin.hpl(settings, storage, workers, parameters, target.repetitions, monitoring.settings())
+    run_and_report(experiment, target.results, LineDisplay(say), access)

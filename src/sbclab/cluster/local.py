@@ -79,30 +79,6 @@ class LocalTransport(Transport):
 
     # --- commands -----------------------------------------------------------------------
 
-    def _start(self, node: NodeSpec, argv: list[str], env: dict[str, str], out, cwd: Path | None, label: str,
-               owned: bool, launch: Launch) -> tuple[subprocess.Popen, dict]:
-        wrapped, prepare = launch
-        try:
-            proc = subprocess.Popen(wrapped, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=cwd, preexec_fn=prepare, start_new_session=True)
-        except FileNotFoundError as err:
-            raise SbclabError(f"Cannot start '{argv[0]}' on {node.name}: not found.",
-                              "Run 'make setup' to install what sbclab needs.") from err
-        created = reaper.create_time(proc.pid)
-        # A command sbclab waits for belongs to this sbclab process: if it dies (SIGKILL), the next
-        # sbclab on this cluster stops what it left running (stop_orphans).
-        owner = sbclab_owner() if owned else {}
-        entry = self.state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label, **owner)
-        return proc, entry
-
-    def _end(self, proc: subprocess.Popen, entry: dict) -> None:
-        if proc.poll() is None:
-            try:
-                reaper.stop([psutil.Process(proc.pid)], grace_s=2)
-            except psutil.Error:
-                pass
-        self.state.forget(entry)
-
     @staticmethod
     def _fed(feed: list[str] | None, argv: list[str]) -> list[str]:
         """argv reading what the local command `feed` writes, as one pipeline that fails if either fails."""
@@ -111,18 +87,9 @@ class LocalTransport(Transport):
         return ["bash", "-c", f"set -o pipefail; {shlex.join(feed)} | {shlex.join(argv)}"]
 
     def run(self, node, argv, env, log, timeout_s=None, cwd=None, label="command", feed=None, on_host=False) -> int:
-        log.parent.mkdir(parents=True, exist_ok=True)
         argv = self._fed(feed, argv)
         launch = (argv, None) if on_host else self.launch(node, argv)
-        with open(log, "ab") as out:
-            proc, entry = self._start(node, argv, env, out, cwd, label, True, launch)
-            try:
-                return proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                raise SbclabError(f"'{label}' on {node.name} did not finish within {timeout_s:.0f} s.",
-                                  f"Read {log}.") from None
-            finally:
-                self._end(proc, entry)
+        return run_recorded(self.state, node, argv, env, log, timeout_s, cwd, label, launch)
 
     def run_all(self, jobs: list[Job], timeout_s: float | None = None) -> list[int]:
         # All started from this thread (the state file is written by one writer at a time anyway),
@@ -133,7 +100,7 @@ class LocalTransport(Transport):
                 job.log.parent.mkdir(parents=True, exist_ok=True)
                 outs.append(open(job.log, "ab"))
                 argv = self._fed(job.feed, job.argv)
-                started.append(self._start(job.node, argv, job.env, outs[-1], None, job.label, True,
+                started.append(start_recorded(self.state, job.node, argv, job.env, outs[-1], None, job.label, True,
                                            self.launch(job.node, argv)))
             deadline = None if timeout_s is None else time.monotonic() + timeout_s
             statuses = []
@@ -147,7 +114,7 @@ class LocalTransport(Transport):
             return statuses
         finally:
             for proc, entry in started:
-                self._end(proc, entry)
+                end_recorded(self.state, proc, entry)
             for out in outs:
                 out.close()
 
@@ -170,7 +137,7 @@ class LocalTransport(Transport):
     def start(self, node, argv, env, out, cwd=None, label="command", owned=True, enter="node") -> LocalSession:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         with open(out, "ab") as f:
-            proc, entry = self._start(node, argv, env, f, cwd, label, owned, self.launch(node, argv, enter))
+            proc, entry = start_recorded(self.state, node, argv, env, f, cwd, label, owned, self.launch(node, argv, enter))
         return LocalSession(node, label, entry, proc)
 
     def stop(self, session: LocalSession, grace_s: float = 2) -> None:
@@ -202,6 +169,50 @@ class LocalTransport(Transport):
         for entry in list(self.state.of_kind("process")):
             self.state.forget(entry)
         return survivors
+
+
+def start_recorded(state, node: NodeSpec, argv: list[str], env: dict[str, str], out, cwd: Path | None, label: str,
+                   owned: bool, launch: Launch) -> tuple[subprocess.Popen, dict]:
+    """A local process for the node, recorded in the cluster's state before anything can lose it."""
+    wrapped, prepare = launch
+    try:
+        proc = subprocess.Popen(wrapped, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                cwd=cwd, preexec_fn=prepare, start_new_session=True)
+    except FileNotFoundError as err:
+        raise SbclabError(f"Cannot start '{argv[0]}' on {node.name}: not found.",
+                          "Run 'make setup' to install what sbclab needs.") from err
+    created = reaper.create_time(proc.pid)
+    # A command sbclab waits for belongs to this sbclab process: if it dies (SIGKILL), the next
+    # sbclab on this cluster stops what it left running (stop_orphans).
+    owner = sbclab_owner() if owned else {}
+    entry = state.record("process", node=node.name, pid=proc.pid, create_time=created, label=label, **owner)
+    return proc, entry
+
+
+def end_recorded(state, proc: subprocess.Popen, entry: dict) -> None:
+    """The process stopped if it still runs, and its record gone."""
+    if proc.poll() is None:
+        try:
+            reaper.stop([psutil.Process(proc.pid)], grace_s=2)
+        except psutil.Error:
+            pass
+    state.forget(entry)
+
+
+def run_recorded(state, node: NodeSpec, argv: list[str], env: dict[str, str], log: Path, timeout_s: float | None,
+                 cwd: Path | None, label: str, launch: Launch) -> int:
+    """A local process for the node run to completion, its output appended to log, recorded while it
+    runs (so teardown or the next sbclab stops it if this one dies); its exit status."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out:
+        proc, entry = start_recorded(state, node, argv, env, out, cwd, label, True, launch)
+        try:
+            return proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise SbclabError(f"'{label}' on {node.name} did not finish within {timeout_s:.0f} s.",
+                              f"Read {log}.") from None
+        finally:
+            end_recorded(state, proc, entry)
 
 
 def sbclab_owner() -> dict:

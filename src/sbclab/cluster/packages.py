@@ -8,7 +8,7 @@ is named with its package before anything starts.
 import shutil
 
 from ..errors import SbclabError
-from .remote import in_parallel
+from .remote import in_parallel, raise_first
 from .spec import NodeSpec
 from .transport import Transport
 
@@ -73,7 +73,4 @@ def ensure(transport: Transport, programs) -> None:
             raise SbclabError(f"{', '.join(still)} missing on {node.name}, and installing {' '.join(packages)} did not "
                               f"bring them ({said or 'no output'}).",
                               f"Install them on {node.name} (sudo apt-get install {' '.join(packages)}), then run again.")
-    done = in_parallel(list(transport.spec.nodes), one, lambda node: node.name)
-    failed = [err for err in done.values() if isinstance(err, SbclabError)]
-    if failed:
-        raise failed[0]
+    raise_first(in_parallel(list(transport.spec.nodes), one, lambda node: node.name), "Installing the benchmark programs")

@@ -245,6 +245,15 @@ def in_parallel(items: list, work: Callable[[object], T], name: Callable[[object
         return dict(zip(map(name, items), pool.map(one, items)))
 
 
+def raise_first(results: dict[str, object], doing: str) -> None:
+    """The first board's failure among in_parallel's results, naming how many more failed."""
+    failed = {name: err for name, err in results.items() if isinstance(err, SbclabError)}
+    if failed:
+        name, err = next(iter(failed.items()))
+        others = f" (and {len(failed) - 1} more board(s))" if len(failed) > 1 else ""
+        raise SbclabError(f"{doing} failed on {name}{others}: {err.message}", err.hint)
+
+
 def connect(hosts: list[Host], known_hosts: Path = DEFAULT_KNOWN_HOSTS,
             accept_new: bool = False) -> dict[str, "Connection | SbclabError"]:
     """A connection to every host at once, by name; a host that cannot be reached gives its error.

@@ -18,9 +18,9 @@ from pathlib import Path
 from ..errors import SbclabError
 from . import knobs
 from .inventory import Host
-from .local import orphaned, sbclab_owner
+from .local import orphaned, run_recorded, sbclab_owner
 from . import reaper
-from .remote import Connection, address_towards, in_parallel, resolved_ipv4, smallest_network
+from .remote import Connection, address_towards, in_parallel, raise_first, resolved_ipv4, smallest_network
 from .spec import NodeSpec
 from .transport import Captured, Job, MpiNetworks, NodeParts, Session, Transport
 
@@ -191,14 +191,6 @@ class SshTransport(Transport):
         """work(node) on every board at once; errors are returned, not raised, so all boards are tried."""
         return in_parallel(list(nodes or self.spec.nodes), work, lambda node: node.name)
 
-    @staticmethod
-    def raise_first(results: dict[str, object], doing: str) -> None:
-        failed = {name: err for name, err in results.items() if isinstance(err, SbclabError)}
-        if failed:
-            name, err = next(iter(failed.items()))
-            others = f" (and {len(failed) - 1} more board(s))" if len(failed) > 1 else ""
-            raise SbclabError(f"{doing} failed on {name}{others}: {err.message}", err.hint)
-
     # --- the boards as nodes -------------------------------------------------------------------
 
     def create_nodes(self) -> None:
@@ -211,7 +203,7 @@ class SshTransport(Transport):
             self.make_dirs(node, [root / "conf", root / "data", root / "logs", root / "pids"])
             return knobs.in_effect(self.connection(node))
         done = self.each(prepare)
-        self.raise_first(done, "Preparing the boards")
+        raise_first(done, "Preparing the boards")
         self.state.info.board_knobs = {name: found for name, found in done.items() if found}
         self.state.save()
 
@@ -313,30 +305,13 @@ class SshTransport(Transport):
 
     def run(self, node, argv, env, log, timeout_s=None, cwd=None, label="command", feed=None, on_host=False) -> int:
         if on_host:
-            return self._run_here(node, argv, env, log, timeout_s, cwd, label)
+            # A launcher on this machine (mpirun) reaching the boards through the node shell.
+            return run_recorded(self.state, node, argv, env, log, timeout_s, cwd, label, (argv, None))
         entry = self.record_session(node, label)
         try:
             return self._run_remote(node, argv, env, log, timeout_s, cwd, label, Path(entry["pidfile"]), feed)
         finally:
             self.state.forget(entry)
-
-    def _run_here(self, node, argv, env, log, timeout_s, cwd, label) -> int:
-        """A launcher on this machine (mpirun) reaching the boards through the node shell, recorded
-        so that teardown or the next sbclab stops it."""
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with open(log, "ab") as out:
-            proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=cwd, start_new_session=True)
-            entry = self.state.record("process", node=node.name, pid=proc.pid, label=label,
-                                      create_time=reaper.create_time(proc.pid), **sbclab_owner())
-            try:
-                return proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                raise SbclabError(f"'{label}' on {node.name} did not finish within {timeout_s:.0f} s.",
-                                  f"Read {log}.") from None
-            finally:
-                reaper.stop(reaper.recorded([entry]), grace_s=2)
-                self.state.forget(entry)
 
     def run_all(self, jobs: list[Job], timeout_s: float | None = None) -> list[int]:
         entries = [self.record_session(job.node, job.label) for job in jobs]

@@ -9,7 +9,7 @@ changes nothing and says what differs.
 from pathlib import Path
 
 from ..cluster import packages
-from ..cluster.remote import in_parallel
+from ..cluster.remote import in_parallel, raise_first
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
@@ -45,14 +45,6 @@ RECEIVE = 'mkdir -p "$(dirname "$1")" && cat > "$1.partial" && mv "$1.partial" "
 
 def dist_dir_default(master_data_dir: str) -> str:
     return f"{master_data_dir}/sbclab/dist"
-
-
-def _raise_first(results: dict[str, object], doing: str) -> None:
-    failed = {name: err for name, err in results.items() if isinstance(err, SbclabError)}
-    if failed:
-        name, err = next(iter(failed.items()))
-        others = f" (and {len(failed) - 1} more board(s))" if len(failed) > 1 else ""
-        raise SbclabError(f"{doing} failed on {name}{others}: {err.message}", err.hint)
 
 
 def _each(transport: Transport, work) -> dict[str, object]:
@@ -120,7 +112,7 @@ def to_boards(transport: Transport, record: StackRecord, local: Distribution, lo
         changed += ship(transport, node, local, root, log_dir / f"deploy-{node.name}.log")
         return JavaOnNode(home=java[0], version=java[1]), changed
     done = _each(transport, one)
-    _raise_first(done, "Deploying")
+    raise_first(done, "Deploying")
     record.java = {name: got[0] for name, got in done.items()}
     record.deploy = {name: got[1] for name, got in done.items()}
 
@@ -136,5 +128,5 @@ def differences(transport: Transport, record: StackRecord, local: Distribution) 
             differs.append(f"Java on {node.name}")
         return differs
     found = _each(transport, one)
-    _raise_first(found, "Checking the deployment")
+    raise_first(found, "Checking the deployment")
     return [d for got in found.values() for d in got]

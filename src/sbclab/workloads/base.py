@@ -153,6 +153,23 @@ class Workload(ABC):
         """Checks that read the job's output again, added to attempt.checks, and the output removed."""
 
 
+class NodeBenchmark(Workload):
+    """A tool run on the nodes themselves (engine 'node'), on bare nodes, once per node unless a
+    `node` is named, with no input data."""
+
+    engines = ("node",)
+    sized = False
+    needs_stack = False
+    footprint_per_input_byte = 0.0
+    roles = ("master", "worker")  # the nodes `node: all` stands for
+
+    def defaults(self) -> dict[str, Any]:
+        return {"node": "all"}
+
+    def expand(self, params: dict[str, Any], nodes: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        return on_nodes(params, nodes, self.roles)
+
+
 def on_nodes(params: dict[str, Any], nodes: list[tuple[str, str]], roles=("master", "worker")) -> list[dict[str, Any]]:
     """`node: all` as one parameter set per node of those roles; a named node as it is."""
     if params.get("node", "all") != "all":

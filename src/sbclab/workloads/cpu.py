@@ -5,25 +5,18 @@ from typing import Any
 
 from ..cluster import tools
 from ..results.schema import Check
-from .base import Attempt, RunContext, Workload, on_nodes, timed
+from .base import Attempt, NodeBenchmark, RunContext, timed
 
 THREADS = (1, 2, 4, 8, 16)
 
 
-class SysbenchCpu(Workload):
+class SysbenchCpu(NodeBenchmark):
     name = "sysbench-cpu"
     description = "sysbench CPU events per second on a node, by threads"
-    engines = ("node",)
-    sized = False
-    needs_stack = False
     programs = ("sysbench",)
-    footprint_per_input_byte = 0.0
 
     def defaults(self) -> dict[str, Any]:
-        return {"node": "all", "threads": list(THREADS), "max_prime": 2000, "seconds": 10}
-
-    def expand(self, params, nodes):
-        return on_nodes(params, nodes)
+        return {**super().defaults(), "threads": list(THREADS), "max_prime": 2000, "seconds": 10}
 
     def node(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
         node = ctx.spec.node(params["node"])

@@ -4,23 +4,20 @@ from typing import Any
 
 from ..cluster import tools
 from ..results.schema import Check
-from .base import Attempt, RunContext, Workload, on_nodes, timed
+from .base import Attempt, NodeBenchmark, RunContext, timed
 
 
-class Iperf(Workload):
+class Iperf(NodeBenchmark):
     name = "iperf"
     description = "iperf3 TCP throughput between a worker and the master, both ways"
-    engines = ("node",)
-    sized = False
-    needs_stack = False
     programs = ("iperf3",)
-    footprint_per_input_byte = 0.0
+    roles = ("worker",)
 
     def defaults(self) -> dict[str, Any]:
-        return {"node": "all", "seconds": 10}
+        return {**super().defaults(), "seconds": 10}
 
     def expand(self, params, nodes):
-        return [{**p, "peer": "master"} for p in on_nodes(params, nodes, roles=("worker",))]
+        return [{**p, "peer": "master"} for p in super().expand(params, nodes)]
 
     def node(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
         transport, seconds = ctx.transport, params["seconds"]

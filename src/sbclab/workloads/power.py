@@ -7,22 +7,15 @@ from typing import Any
 
 from .. import profiles
 from ..results.schema import Check
-from .base import Attempt, RunContext, Workload, on_nodes, timed
+from .base import Attempt, NodeBenchmark, RunContext, timed
 
 
-class Idle(Workload):
+class Idle(NodeBenchmark):
     name = "idle"
     description = "a node with nothing running, for the power drawn at rest"
-    engines = ("node",)
-    sized = False
-    needs_stack = False
-    footprint_per_input_byte = 0.0
 
     def defaults(self) -> dict[str, Any]:
-        return {"node": "all", "seconds": 60}
-
-    def expand(self, params, nodes):
-        return on_nodes(params, nodes)
+        return {**super().defaults(), "seconds": 60}
 
     def node(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
         seconds = params["seconds"]
@@ -33,20 +26,13 @@ class Idle(Workload):
         return timed(ctx, run_id, self.name, ctx.spec.node(params["node"]), ["sleep", str(seconds)], body)
 
 
-class Stress(Workload):
+class Stress(NodeBenchmark):
     name = "stress"
     description = "stress-ng on every core of a node, for the power drawn under full load"
-    engines = ("node",)
-    sized = False
-    needs_stack = False
     programs = ("stress-ng",)
-    footprint_per_input_byte = 0.0
 
     def defaults(self) -> dict[str, Any]:
-        return {"node": "all", "seconds": 60}
-
-    def expand(self, params, nodes):
-        return on_nodes(params, nodes)
+        return {**super().defaults(), "seconds": 60}
 
     def node(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
         node, seconds = ctx.spec.node(params["node"]), params["seconds"]

@@ -10,7 +10,7 @@ from ..cluster import tools
 from ..cluster.spec import NodeSpec
 from ..errors import SbclabError
 from ..results.schema import Check
-from .base import Attempt, RunContext, Workload, on_nodes, timed
+from .base import Attempt, NodeBenchmark, RunContext, timed
 
 RECORDS = ("4k", "512k", "16m")  # the iozone record sizes the 2026 seed reports
 ACCESSES = {"seq-read": "read", "seq-write": "write", "rand-read": "randread", "rand-write": "randwrite"}
@@ -45,23 +45,16 @@ def dd_buffered(ctx: RunContext, node: NodeSpec, run: tools.Runner, work: Path, 
     return {"seq-write": round(write, 2), "seq-read": round(read, 2), "read_after_cache_drop": dropped}
 
 
-class Storage(Workload):
+class Storage(NodeBenchmark):
     name = "storage"
     description = "fio on a node's data disk: sequential and random MB/s by record size, 4 KB IOPS, dd"
-    engines = ("node",)
-    sized = False
-    needs_stack = False
     programs = ("fio",)
-    footprint_per_input_byte = 0.0
 
     def defaults(self) -> dict[str, Any]:
-        return {"node": "all", "size": "100M", "records": list(RECORDS), "seconds": 10}
+        return {**super().defaults(), "size": "100M", "records": list(RECORDS), "seconds": 10}
 
     def check_parameters(self, params: dict[str, Any]) -> None:
         mebibytes(params["size"])
-
-    def expand(self, params, nodes):
-        return on_nodes(params, nodes)
 
     def node(self, ctx: RunContext, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
         node = ctx.spec.node(params["node"])

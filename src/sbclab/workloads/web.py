@@ -13,7 +13,7 @@ from .. import profiles
 from ..cluster import tools
 from ..errors import SbclabError
 from ..results.schema import Check
-from .base import Attempt, RunContext, Workload, timed
+from .base import Attempt, NodeBenchmark, RunContext, timed
 
 DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
 PORT = 8080
@@ -72,19 +72,16 @@ def sustained(step: dict, rate: int) -> bool:
             and step["replies_per_s"] >= SUSTAINED * rate)
 
 
-class Web(Workload):
+class Web(NodeBenchmark):
     """nginx on a worker (the first, unless `node` names one), httperf from the master."""
 
     name = "web"
     description = "web-serving capacity: nginx on a worker, httperf from the master, by document size"
-    engines = ("node",)
-    sized = False
-    needs_stack = False
     programs = ("nginx", "httperf")
-    footprint_per_input_byte = 0.0
 
     def defaults(self) -> dict[str, Any]:
-        return {"node": "all", "doc_sizes_kb": list(DOC_SIZES_KB), "step": 100, "step_seconds": 10, "max_rate": 5000}
+        return {**super().defaults(), "doc_sizes_kb": list(DOC_SIZES_KB), "step": 100, "step_seconds": 10,
+                "max_rate": 5000}
 
     def check_parameters(self, params: dict[str, Any]) -> None:
         sizes = params.get("doc_sizes_kb")
