@@ -40,7 +40,10 @@ def store(tmp_path_factory):
     return ResultsStore(tmp_path_factory.mktemp("suite") / "results")
 
 
-CASES = [(w, e) for w in workloads.WORKLOADS for e in ("hadoop", "spark")]
+# The big-data workloads on both engines; the concurrent mix has its own test, node benchmarks theirs
+# on bare nodes (test_node_benchmarks.py).
+CASES = [(name, engine) for name, w in workloads.WORKLOADS.items() if not name.startswith("mix-")
+         for engine in w.engines if engine in ("hadoop", "spark")]
 
 
 @pytest.mark.parametrize("name, engine", CASES, ids=[f"{w}-{e}" for w, e in CASES])

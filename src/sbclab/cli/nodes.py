@@ -56,6 +56,7 @@ class Tuning:
     file_size: str
     netpipe_upper: int
     netpipe_perturbation: int
+    netpipe_repeats: int | None
     doc_sizes: str
     step_seconds: int
     max_rate: int
@@ -71,7 +72,8 @@ class Tuning:
                                                                             "size": self.file_size},
                 "iperf": {**on, "seconds": self.seconds}, "idle": {**on, "seconds": self.power_seconds},
                 "stress": {**on, "seconds": self.power_seconds},
-                "netpipe": {"upper_bytes": self.netpipe_upper, "perturbation": self.netpipe_perturbation},
+                "netpipe": {"upper_bytes": self.netpipe_upper, "perturbation": self.netpipe_perturbation,
+                            "repeats": self.netpipe_repeats},
                 "web": {"doc_sizes_kb": sizes_kb, "step_seconds": self.step_seconds, "max_rate": self.max_rate}}
 
 
@@ -84,6 +86,8 @@ tuning_options = bundle(Tuning, [
     click.option("--netpipe-upper", default="8MiB", show_default=True, callback=size, help="netpipe: the largest message."),
     click.option("--netpipe-perturbation", type=click.IntRange(0, 1024), default=3, show_default=True,
                  help="netpipe: also measure this many bytes either side of each power of two (0: powers of two alone)."),
+    click.option("--netpipe-repeats", type=click.IntRange(1, 10**6), default=None,
+                 help="netpipe: round trips per message size (default: NetPIPE's own choice from the last size's time)."),
     click.option("--doc-sizes", default="1,4,10,50,70,100", show_default=True, help="web: document sizes in KB."),
     click.option("--step-seconds", type=click.IntRange(1, 600), default=10, show_default=True,
                  help="web: seconds at each request rate (steps of 100 req/s)."),

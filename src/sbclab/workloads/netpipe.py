@@ -36,10 +36,18 @@ def summary(points: list[tuple[int, float, float]]) -> dict:
             "points": [[b, round(m, 3), round(s * 1e6, 3)] for b, m, s in points]}
 
 
+def _sizes(params: dict[str, Any]) -> list[str]:
+    """The message sizes and repeats, the same for both ends (they must agree)."""
+    repeats = ["-n", str(params["repeats"])] if params.get("repeats") else []
+    return ["-u", str(params["upper_bytes"]), "-p", str(params["perturbation"]), *repeats]
+
+
 class NetPipe(Workload):
     """Between the first worker and the next one (the master on one worker); `upper` is the largest
     message, and NetPIPE measures each power of two and `perturbation` bytes either side of it
-    (0: the powers of two alone)."""
+    (0: the powers of two alone). `repeats` fixes how many round trips each size takes (NetPIPE's
+    -n); by default NetPIPE picks them from the last size's time, which on a throttled node can
+    send one size thousands of times."""
 
     name = "netpipe"
     description = "NetPIPE latency and throughput by message size between two nodes, over TCP and over MPI"
@@ -51,7 +59,8 @@ class NetPipe(Workload):
     footprint_per_input_byte = 0.0
 
     def defaults(self) -> dict[str, Any]:
-        return {"node": "all", "peer": None, "upper_bytes": DEFAULT_UPPER, "perturbation": DEFAULT_PERTURBATION}
+        return {"node": "all", "peer": None, "upper_bytes": DEFAULT_UPPER, "perturbation": DEFAULT_PERTURBATION,
+                "repeats": None}
 
     def expand(self, params, nodes):
         workers = [name for name, role in nodes if role == "worker"]
@@ -63,7 +72,7 @@ class NetPipe(Workload):
         """NPtcp from the node to a receiver on its peer; NPtcp writes its curve on the sender."""
         transport = ctx.transport
         sender, receiver = ctx.spec.node(params["node"]), ctx.spec.node(params["peer"])
-        sizes = ["-u", str(params["upper_bytes"]), "-p", str(params["perturbation"])]
+        sizes = _sizes(params)
         # Each end works in its node's own folder (on the board itself for real boards).
         remote = {node.name: transport.node_dir(node) / "netpipe" for node in (sender, receiver)}
         for node in (sender, receiver):
@@ -100,9 +109,7 @@ class NetPipe(Workload):
         log = ctx.job_log(run_id, "netpipe")
         folder = mpi.Folder(ctx, [a, b], run_id, {})
         try:
-            outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", "-u", str(params["upper_bytes"]),
-                                                          "-p", str(params["perturbation"]),
-                                                          "-o", str(folder.path / "np.out")],
+            outcome, period = mpi.mpirun(ctx, [a, b], 1, ["NPopenmpi", *_sizes(params), "-o", str(folder.path / "np.out")],
                                          folder.path, log, "netpipe mpi", timeout_s=1800)
         finally:
             curve = folder.collect("np.out")["np.out"]
