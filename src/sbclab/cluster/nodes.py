@@ -83,6 +83,7 @@ def bare(spec: ClusterSpec, boards: BoardAccess | None = None):
     happens (boards: their folders made, their processes stopped on exit)."""
     with interrupts_as_exceptions():
         transport = create(spec, temporary=True, boards=boards, nodes_only=True)
+        transport.finish_shaping()
         transport.state.set_phase("nodes")
         try:
             yield transport

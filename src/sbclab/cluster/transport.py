@@ -148,6 +148,9 @@ class Transport(ABC):
         CPU period used, or None where the nodes' CPUs are not shaped."""
         return _NoPeriods()
 
+    def finish_shaping(self) -> None:
+        """What shaping the nodes leaves until they serve; see EmulatedTransport."""
+
     # --- operations -------------------------------------------------------------------------
 
     @abstractmethod

@@ -73,6 +73,7 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
             record.save(state.root)
             progress("starting daemons")
             stack.start_all(timeout_s)
+            transport.finish_shaping()
             record.bring_up_s = round(time.monotonic() - started, 3)
             record.save(state.root)
             state.set_phase("up")
