@@ -7,6 +7,7 @@ own types (never the live spec).
 """
 
 import sys
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,13 +66,18 @@ def _container_logs(cluster: Cluster, store: ResultsStore, run_id: str, app_ids:
     return kept
 
 
+def hadoop_jobs(outcome: JobOutcome) -> list[str]:
+    return [j for j in outcome.job_ids if j.startswith("job_")]
+
+
 def _measurements(cluster: Cluster, engine: str, outcome: JobOutcome, counters: dict, input_bytes: int | None,
-                  logs: dict[str, Path], recording: RawRecording, idle_baseline: dict | None):
+                  logs: dict[str, Path], recording: RawRecording, idle_baseline: dict | None,
+                  history: Future | None):
     engine_phases = phases.from_commands(recording.commands)
     notes, engine_by_host = [], {}
-    hadoop_jobs = [j for j in outcome.job_ids if j.startswith("job_")]
-    if hadoop_jobs:
-        found, engine_by_host, notes = phases.hadoop_from_history(cluster.stack, hadoop_jobs)
+    if hadoop_jobs(outcome):
+        found, engine_by_host, notes = (history.result() if history is not None
+                                        else phases.hadoop_from_history(cluster.stack, hadoop_jobs(outcome)))
         engine_phases += found
     for name, path in logs.items():
         if name.startswith("spark-events/") and Path(path).exists():
@@ -93,8 +99,9 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
               result: dict[str, Any] | None = None, counters: dict[str, dict[str, float]] | None = None,
               extra_logs: dict[str, Path] | None = None, repetition: int = 1, notes: list[str] | None = None,
               recording: RawRecording | None = None, input_bytes: int | None = None,
-              cell: dict[str, Any] | None = None) -> RunRecord:
-    """Keep the run's logs and measurements, then write its document atomically."""
+              cell: dict[str, Any] | None = None, history: Future | None = None) -> RunRecord:
+    """Keep the run's logs and measurements, then write its document atomically. `history` is the
+    JobHistory server's answer for the run's Hadoop jobs when it was asked for already."""
     counters = counters if counters is not None else outcome.counters
     logs = {"client": store.keep_log(run_id, outcome.log, "client.log")}
     extra_logs = {**(extra_logs or {}), **(recording.files() if recording else {})}
@@ -108,7 +115,7 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
     measured = None
     if recording is not None:
         measured, series = _measurements(cluster, engine, outcome, counters, input_bytes, extra_logs, recording,
-                                         provenance_.idle_baseline)
+                                         provenance_.idle_baseline, history)
         logs["series"] = str(store.write_series(run_id, series).relative_to(store.root))
         measured = measured.model_copy(update={"series": logs["series"]})
     run = RunRecord(

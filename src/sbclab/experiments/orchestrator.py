@@ -17,6 +17,7 @@ stored as failed with its cause and logs, and the experiment goes on.
 
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -29,7 +30,7 @@ from ..cluster.inventory import BoardAccess
 from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
 from ..errors import SbclabError
-from ..monitor import idle
+from ..monitor import idle, phases
 from ..monitor.recorder import RawRecording, Recorder
 from ..monitor.settings import MonitorSettings, with_inventory_power
 from ..results.schema import Check, RunRecord
@@ -182,6 +183,7 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
 @dataclass
 class _Recorded:
     raw: RawRecording | None = None
+    active: bool = False  # this block's own recording, not one it runs inside
 
 
 class Runner:
@@ -191,6 +193,7 @@ class Runner:
                  provenance: document.Provenance, say=lambda message: None):
         self.cluster, self.store, self.monitor, self.provenance, self.say = cluster, store, monitor, provenance, say
         self.stored: list[RunRecord] = []
+        self._history = ThreadPoolExecutor(max_workers=1, thread_name_prefix="history")
 
     def context(self) -> RunContext:
         return RunContext(cluster=self.cluster, results=self.store.root, measure=self.measure, progress=self.say)
@@ -224,8 +227,14 @@ class Runner:
         ctx = self.context()
         data = workload.prepare(ctx, engine, params)
         run_id = new_id(engine, workload.name)
+        history = None
         with self.recording(run_id) as recorded:
             attempt = workload.run_job(ctx, engine, run_id, params, data)
+            if recorded.active and document.hadoop_jobs(attempt.outcome):
+                # The JobHistory server knows a job seconds after its client returns: asked now, its
+                # answer comes while the samplers take their last samples and the output is validated.
+                history = self._history.submit(phases.hadoop_from_history, self.cluster.stack,
+                                               document.hadoop_jobs(attempt.outcome))
         workload.validate(ctx, engine, run_id, params, data, attempt)
         parameters = {**params, **attempt.parameters}
         if data.get("run_id"):
@@ -234,7 +243,8 @@ class Runner:
             self.cluster, self.store, self.provenance, run_id=run_id, workload=workload.name, engine=engine,
             parameters=parameters, outcome=attempt.outcome, checks=attempt.checks, result=attempt.result,
             counters=attempt.counters, extra_logs=attempt.extra_logs, repetition=repetition,
-            notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell)
+            notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell,
+            history=history)
         self.stored.append(run)
         return run
 
@@ -252,6 +262,7 @@ class Runner:
         counters = stack.datanode_counters if self.cluster.state.phase == "up" else None
         recorder = Recorder(self.cluster.transport, run_id, self.monitor, datanode_counters=counters)
         recorder.start()
+        recorded.active = True
         try:
             with stack.marking(recorder):
                 yield recorded
