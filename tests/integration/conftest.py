@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 import psutil
 import pytest
+import yaml
 
 from sbclab import paths
 from sbclab import workloads as registry
@@ -28,6 +29,18 @@ from sbclab.workloads.base import new_id
 
 NOTHING = {"namespaces": 0, "mounts": 0, "loop_devices": 0, "cgroups": 0, "links": 0, "processes": 0}
 
+# A board for the tests of mechanics (bring-up, binding, runs stored, the report, faults): one core,
+# so an emulated node's whole quota is one virtual core. A Pi 5's four cores each get a sixth of a host
+# core here, and a JVM starting up, one busy thread, takes most of a minute on one; the fidelity
+# tests (measurements, node benchmarks, orderings) keep the seeds' boards.
+MECHANICS_BOARD = "test-one-core"
+MECHANICS_PROFILE = {
+    "description": "sbclab's tests of mechanics: one core, the Pi 5's storage figures",
+    "arch": "x86_64", "cores": 1, "clock_ghz": 2.4, "ram_gib": 8, "price_usd": 80, "idle_watts": 5.54,
+    "load_watts": 10.31, "nic_mbps": 1000, "storage_interfaces": ["pcie"], "io_like": "rpi5b",
+    "sources": {"cores, clock_ghz, ram_gib, price_usd, idle_watts, load_watts, nic_mbps, storage_interfaces":
+                "tests/integration/conftest.py: not a board; the rpi5b's figures but one core"}}
+
 
 def pytest_configure(config):
     """The tests keep their clusters' records in a home of their own beside the user's, sharing only
@@ -41,6 +54,9 @@ def pytest_configure(config):
         if not (test_home / shared).is_symlink():
             (test_home / shared).symlink_to(user_home / shared)
     os.environ["SBCLAB_HOME"] = str(test_home)
+    boards = test_home / "profiles" / "boards"
+    boards.mkdir(parents=True, exist_ok=True)
+    (boards / f"{MECHANICS_BOARD}.yaml").write_text(yaml.safe_dump(MECHANICS_PROFILE, sort_keys=False))
 
 
 def pytest_collection_modifyitems(items):
@@ -79,9 +95,15 @@ def _backend_of(name: str) -> str | None:
 def small_spec(name: str, backend: str | None = None, knobs: tuple[str, ...] = ("quick-start",), **kw) -> spec.ClusterSpec:
     """Master + 2 workers of this host's default backend. The tests' clusters start their JVMs with
     the quick-start knob (C1 only): they check what sbclab does, on data so small that a JVM's
-    start-up is most of a job; `sbclab run` on the test boards keeps the default JVMs."""
+    start-up is most of a job; `sbclab run` on the test boards and the measurement tests keep the
+    default JVMs."""
     built = spec.build(name=name, backend=backend or default_backend(), workers=2, disk_bytes=2 * 2**30, **kw)
     return built.model_copy(update={"knobs": knobs})
+
+
+def mechanics_spec(name: str, **kw) -> spec.ClusterSpec:
+    """A cluster for tests of what sbclab does rather than of what it measures (MECHANICS_BOARD)."""
+    return small_spec(name, board=MECHANICS_BOARD, **kw)
 
 
 @pytest.fixture

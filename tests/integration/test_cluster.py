@@ -1,4 +1,7 @@
-"""A real 2-worker cluster: bring-up, status, binding, the first slice's workloads, stored runs, teardown."""
+"""A real 2-worker cluster: bring-up, status, binding, the first slice's workloads, stored runs, teardown.
+
+The cluster's boards have one core (conftest.MECHANICS_BOARD): what is checked here is what sbclab
+does; what it measures is test_monitoring.py's."""
 
 import json
 
@@ -15,7 +18,7 @@ from sbclab.stack import config, lifecycle, sizing
 from sbclab.workloads import inputs, terasort
 
 from .conftest import NOTHING, chromium, host_addresses, listening_sockets, measure, not_blank, reachable, \
-    remove_if_left, runner, small_spec
+    mechanics_spec, remove_if_left, runner
 
 NAME = "itest"
 
@@ -24,7 +27,7 @@ NAME = "itest"
 def cluster():
     remove_if_left(NAME)
     assert nodes.leftovers_on_host() == NOTHING
-    up = lifecycle.up(small_spec(NAME))
+    up = lifecycle.up(mechanics_spec(NAME))
     try:
         yield up
     finally:
@@ -43,7 +46,7 @@ def test_status_shows_live_datanodes_and_yarn_nodes(cluster):
     assert len(report["yarn_nodes"]) == 2
     for nm in report["yarn_nodes"]:
         assert nm["memory_mb"] == sizing.yarn_share(cluster.spec.worker_nodes[0])[0]
-        assert nm["vcores"] == 4
+        assert nm["vcores"] == sizing.yarn_share(cluster.spec.worker_nodes[0])[1]
     daemons = {row["daemon"] for row in report["addresses"]}
     assert daemons == {"NameNode", "ResourceManager", "JobHistory server", "DataNode", "NodeManager"}
 

@@ -14,13 +14,13 @@ from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.stack import lifecycle
 
-from .conftest import NOTHING, remove_if_left, small_spec
+from .conftest import NOTHING, mechanics_spec, remove_if_left
 
 
 def test_daemons_not_ready_in_time_is_one_sentence_and_no_leftovers(clean_host):
     remove_if_left("ifault")
     with pytest.raises(SbclabError) as err:
-        lifecycle.up(small_spec("ifault"), timeout_s=0.5)
+        lifecycle.up(mechanics_spec("ifault"), timeout_s=0.5)
     message = str(err.value)
     assert "not ready within" in message and "Read " in message and ".log" in message
     assert "ifault" not in ClusterState.names()
@@ -28,10 +28,10 @@ def test_daemons_not_ready_in_time_is_one_sentence_and_no_leftovers(clean_host):
 
 def test_a_cluster_name_in_use_is_refused(clean_host):
     remove_if_left("idup")
-    ClusterState.create(small_spec("idup"))
+    ClusterState.create(mechanics_spec("idup"))
     try:
         with pytest.raises(SbclabError) as err:
-            lifecycle.up(small_spec("idup"))
+            lifecycle.up(mechanics_spec("idup"))
         assert "down --force" in str(err.value)
     finally:
         assert nodes.down("idup", force=True) == []

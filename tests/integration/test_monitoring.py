@@ -36,7 +36,8 @@ FIXTURES = Path(__file__).parent.parent / "unit" / "fixtures" / "monitor"
 
 @pytest.fixture(scope="module")
 def cluster():
-    with module_cluster(NAME, preset="stock", subnet="10.216.0.0/24") as up:
+    # The default JVMs: what is measured here is what a user's runs give.
+    with module_cluster(NAME, preset="stock", subnet="10.216.0.0/24", knobs=()) as up:
         yield up
 
 
