@@ -74,4 +74,5 @@ def test_quick_start_reaches_every_jvm_of_the_cluster(tmp_path):
                       ("spark-defaults", "spark.executor.extraJavaOptions"),
                       ("spark-defaults", "spark.driver.extraJavaOptions")):
         assert values[file][key] == "-XX:TieredStopAtLevel=1", key
+    assert values["yarn-site"]["yarn.resourcemanager.nodemanagers.heartbeat-interval-ms"] == "250"
     assert config.jvm_flags(s.knobs) == ["-XX:TieredStopAtLevel=1"] and config.jvm_flags(()) == []

@@ -22,6 +22,7 @@ ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED"
 # The quick-start knob: C1 only. A short-lived JVM spends much of its start-up CPU in C2 compilations
 # it never lives to use (docs/notes.md).
 QUICK_START = "-XX:TieredStopAtLevel=1"
+QUICK_HEARTBEAT_MS = "250"
 
 PORTS = {
     "namenode_rpc": 8020, "namenode_http": 9870,
@@ -163,7 +164,12 @@ def knob_overrides(knob_names) -> dict[str, dict[str, str]]:
     if "quick-start" in knob_names:
         # Without -Xmx here, MapReduce sizes each heap from its container, as it does by default.
         found["mapred-site"] = {"mapreduce.map.java.opts": QUICK_START, "mapreduce.reduce.java.opts": QUICK_START,
-                                "yarn.app.mapreduce.am.command-opts": QUICK_START}
+                                "yarn.app.mapreduce.am.command-opts": QUICK_START,
+                                # A tiny job waits a heartbeat at every step (its AM scheduled, its
+                                # containers given, its end noticed); upstream's are a second each.
+                                "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms": QUICK_HEARTBEAT_MS,
+                                "mapreduce.client.progressmonitor.pollinterval": QUICK_HEARTBEAT_MS}
+        found["yarn-site"] = {"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": QUICK_HEARTBEAT_MS}
         found["spark-defaults"] = {"spark.driver.extraJavaOptions": QUICK_START,
                                    "spark.executor.extraJavaOptions": QUICK_START,
                                    "spark.yarn.am.extraJavaOptions": QUICK_START}
