@@ -81,25 +81,30 @@ class NodeCgroup:
             return []
         return sorted((ROOT / "cpu" / self.relative).glob("vcpu*"))
 
-    def create(self, cpu_cores: float, memory_bytes: int, vcpus: int = 0) -> None:
-        """Limit the node to cpu_cores host cores and memory_bytes; with vcpus, also split the CPU
-        into that many per-core groups of cpu_cores / vcpus each (cgroup v1)."""
+    def create(self, memory_bytes: int) -> None:
+        """The node's groups, its memory limited to memory_bytes; its CPU is limited by limit_cpu."""
         if self.version == 2:
             self._enable_v2_controllers()
         for d in self.dirs():
             d.mkdir(parents=True, exist_ok=True)
-        quota = max(MIN_QUOTA_US, int(cpu_cores * CFS_PERIOD_US))
         if self.version == 2:
             d = ROOT / self.relative
-            _write(d / "cpu.max", f"{quota} {CFS_PERIOD_US}")
             _write(d / "memory.max", str(memory_bytes))
             if (d / "memory.swap.max").exists():
                 _write(d / "memory.swap.max", "0")
         else:
+            _write(ROOT / "memory" / self.relative / "memory.limit_in_bytes", str(memory_bytes))
+
+    def limit_cpu(self, cpu_cores: float, vcpus: int = 0) -> None:
+        """Limit the node to cpu_cores host cores; with vcpus, also split them into that many per-core
+        groups of cpu_cores / vcpus each (cgroup v1)."""
+        quota = max(MIN_QUOTA_US, int(cpu_cores * CFS_PERIOD_US))
+        if self.version == 2:
+            _write(ROOT / self.relative / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+        else:
             cpu = ROOT / "cpu" / self.relative
             _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
             _write(cpu / "cpu.cfs_quota_us", str(quota))
-            _write(ROOT / "memory" / self.relative / "memory.limit_in_bytes", str(memory_bytes))
             per_core = max(MIN_QUOTA_US, int(cpu_cores / max(1, vcpus) * CFS_PERIOD_US))
             for i in range(vcpus):
                 d = cpu / f"vcpu{i}"

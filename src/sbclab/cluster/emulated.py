@@ -99,12 +99,15 @@ class EmulatedTransport(LocalTransport):
             self._create_disk(node)
 
     def finish_shaping(self) -> None:
-        """Each node's threads spread over its virtual cores, once its daemons serve. Until then a
-        node has its whole CPU quota for all its threads: a JVM starting up is one busy thread, and on
-        a virtual core (a sixth of a host core on a 2-core host) Hadoop's five daemons took most of
-        a minute to serve; what is measured afterwards runs on virtual cores, as a board's cores."""
-        if not any(e.get("label") == "vcpu-balancer" for e in self.state.of_kind("process")):
-            self._start_vcpu_balancer()
+        """Each node's CPU quota and virtual cores, once its daemons serve. Until then the nodes share
+        this host's cores as they come: on a 2-core host a calibrated Pi 5 node gets a quarter of a
+        core, split into four virtual cores, and Hadoop's five daemons took over a minute to serve;
+        nothing is measured before this, and everything after runs on the node's virtual cores."""
+        if any(e.get("label") == "vcpu-balancer" for e in self.state.of_kind("process")):
+            return
+        for node in self.spec.nodes:
+            cgroups.NodeCgroup(self.spec.name, node.name).limit_cpu(node.cpu_cores, vcpus=self._board_cores(node))
+        self._start_vcpu_balancer()
 
     def _enable_delay_accounting(self) -> None:
         """A node's iowait is its threads' block-I/O delay, which the kernel counts only when asked."""
@@ -151,7 +154,7 @@ class EmulatedTransport(LocalTransport):
     def _create_cgroup(self, node: NodeSpec) -> None:
         group = cgroups.NodeCgroup(self.spec.name, node.name)
         self.state.record("cgroup", node=node.name)
-        group.create(node.cpu_cores, node.memory_bytes, vcpus=self._board_cores(node))
+        group.create(node.memory_bytes)
 
     @staticmethod
     def _board_cores(node: NodeSpec) -> int:
