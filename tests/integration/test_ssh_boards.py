@@ -388,7 +388,8 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
     done = CliRunner().invoke(cli.main_group, [
         "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bmicro",
         "--benchmarks", "storage,network,netpipe,web", "--node", "worker1", "--seconds", "1", "--file-size", "16M",
-        "--netpipe-upper", "16KiB", "--netpipe-perturbation", "0", "--doc-sizes", "4", "--step-seconds", "1",
+        "--netpipe-upper", "16KiB", "--netpipe-perturbation", "0", "--netpipe-repeats", "20", "--doc-sizes", "4",
+        "--step-seconds", "1",
         "--max-rate", "200", "--idle-baseline", "0", "--results", str(results)])
     runs = {(r.workload, r.engine): r for r in _stored(results)}
     assert done.exit_code == 0, (done.output[-3000:], done.exception,
@@ -441,7 +442,8 @@ def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_pa
     known = _known_hosts(boards, tmp_path / "kh")
     dist = _distribution_on_the_boards(tmp_path)
     experiment = tmp_path / "boards.yaml"
-    experiment.write_text("name: boards\ncluster: {name: bboards}\nengines: [hadoop]\nworkloads: [wordcount]\n"
+    experiment.write_text("name: boards\ncluster: {name: bboards, knobs: [quick-start]}\nengines: [hadoop]\n"
+                          "workloads: [wordcount]\n"
                           "workers: [1]\nsizes: [1MB]\nrepetitions: 1\nmonitor: {idle_baseline_s: 0}\n")
     results = tmp_path / "results"
     loopback_hosts = folder / LOOPBACK_NODE / "hosts"
