@@ -83,6 +83,19 @@ def no_abandoned_cluster():
     for name in nodes.abandoned():
         leftovers = nodes.down(name, force=True)
         print(f"removed the abandoned cluster '{name}' before the tests", f"(could not remove: {leftovers})" if leftovers else "")
+    # What is left is another sbclab's (a user's cluster on this host): the tests answer for what they make.
+    _before_the_tests.update(nodes.resources_on_host())
+    if any(_before_the_tests.values()):
+        print("sbclab resources on this host before the tests, not the tests' own:",
+              {kind: len(found) for kind, found in _before_the_tests.items()})
+
+
+_before_the_tests: dict[str, frozenset[str]] = {}
+
+
+def leaked() -> dict[str, int]:
+    """What of sbclab's is on the host now that was not there before the tests began."""
+    return nodes.leftovers_on_host(besides=_before_the_tests)
 
 
 def _backend_of(name: str) -> str | None:
@@ -109,9 +122,9 @@ def mechanics_spec(name: str, **kw) -> spec.ClusterSpec:
 @pytest.fixture
 def clean_host():
     """Asserts the host holds nothing of sbclab's after the test, whatever the test did."""
-    assert nodes.leftovers_on_host() == NOTHING, "a previous run leaked; run 'sbclab cluster down --force'"
+    assert leaked() == NOTHING, "a previous run leaked; run 'sbclab cluster down --force'"
     yield
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
 
 
 def host_addresses() -> list[str]:
@@ -156,13 +169,13 @@ def listening_sockets(cluster: lifecycle.Cluster) -> dict[str, list[str]]:
 def module_cluster(name: str, **kw):
     """A cluster for a test module, removed afterwards whatever happened, on a host left clean."""
     remove_if_left(name)
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
     up = lifecycle.up(small_spec(name, **kw))
     try:
         yield up
     finally:
         remove_if_left(name)
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
 
 
 def remove_if_left(name: str) -> None:

@@ -17,7 +17,7 @@ from sbclab.results.store import ResultsStore
 from sbclab.stack import config, lifecycle, sizing
 from sbclab.workloads import inputs, terasort
 
-from .conftest import NOTHING, chromium, host_addresses, listening_sockets, measure, not_blank, reachable, \
+from .conftest import NOTHING, leaked, chromium, host_addresses, listening_sockets, measure, not_blank, reachable, \
     mechanics_spec, remove_if_left, runner
 
 NAME = "itest"
@@ -26,7 +26,7 @@ NAME = "itest"
 @pytest.fixture(scope="module")
 def cluster():
     remove_if_left(NAME)
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
     up = lifecycle.up(mechanics_spec(NAME))
     try:
         yield up
@@ -144,5 +144,5 @@ def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
 
 def test_down_leaves_nothing_behind(cluster):
     assert nodes.down(NAME) == []
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
     assert not paths.cluster_dir(NAME).exists()

@@ -14,7 +14,7 @@ from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.stack import lifecycle
 
-from .conftest import NOTHING, mechanics_spec, remove_if_left
+from .conftest import NOTHING, leaked, mechanics_spec, remove_if_left
 
 
 def test_daemons_not_ready_in_time_is_one_sentence_and_no_leftovers(clean_host):
@@ -63,7 +63,7 @@ def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
         remove_if_left("intr")
     assert up.returncode == 130, output
     assert "interrupted" in output
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
 
 
 def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clean_host):
@@ -89,4 +89,4 @@ def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clea
         if up.poll() is None:
             up.kill()
         remove_if_left("ikill")
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING

@@ -6,7 +6,7 @@ import pytest
 
 from sbclab.cluster import calibration, nodes, spec, tools
 
-from .conftest import NOTHING
+from .conftest import NOTHING, leaked
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="shaping needs the emulated backend (root)")
 
@@ -44,12 +44,12 @@ def measure(name, board, storage, subnet, host, factor):
 
 
 def test_nvme_beats_microsd_and_pi5_beats_pi4(host):
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
     factor = common_factor(host)
     pi5_nvme = measure("ordnvme", "rpi5b", "nvme", "10.221.0.0/24", host, factor)
     pi5_sd = measure("ordsd", "rpi5b", "microsd", "10.222.0.0/24", host, factor)
     pi4_sd = measure("ordpi4", "rpi4b", "microsd", "10.223.0.0/24", host, factor)
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
 
     assert pi5_nvme["buffered_write_mb_s"] > 2 * pi5_sd["buffered_write_mb_s"], (pi5_nvme, pi5_sd)
     assert pi5_nvme["random_read_iops"] > 1.5 * pi5_sd["random_read_iops"], (pi5_nvme, pi5_sd)

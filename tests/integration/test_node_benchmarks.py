@@ -6,13 +6,12 @@ import pytest
 
 from sbclab import profiles, workloads
 from sbclab.cluster import cgroups
-from sbclab.cluster.nodes import leftovers_on_host
 from sbclab.experiments.orchestrator import cluster_for
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.workloads import web
 
-from .conftest import NOTHING, remove_if_left, runner, small_spec
+from .conftest import NOTHING, leaked, remove_if_left, runner, small_spec
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota, link, disk) needs the emulated backend")
 
@@ -24,10 +23,10 @@ SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0)
 def ctx(tmp_path_factory):
     """The run path on bare nodes (no Hadoop or Spark), as `sbclab micro` and `sbclab hpl` use them."""
     remove_if_left(NAME)
-    assert leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
     with cluster_for(small_spec(NAME, subnet="10.217.0.0/24"), bare=True) as cluster:
         yield runner(cluster, ResultsStore(tmp_path_factory.mktemp("node") / "results"), SETTINGS)
-    assert leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
 
 
 def run(ctx, workload: str, engine: str, **params):

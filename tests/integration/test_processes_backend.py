@@ -3,7 +3,7 @@
 from sbclab.cluster import nodes
 from sbclab.stack import config, lifecycle
 
-from .conftest import NOTHING, host_addresses, listening_sockets, reachable, remove_if_left, small_spec
+from .conftest import NOTHING, leaked, host_addresses, listening_sockets, reachable, remove_if_left, small_spec
 
 
 def test_processes_cluster_serves_on_its_own_loopback_addresses(clean_host):
@@ -25,4 +25,4 @@ def test_processes_cluster_serves_on_its_own_loopback_addresses(clean_host):
         assert reachable("127.0.0.1", config.PORTS["namenode_http"])
     finally:
         assert nodes.down("iproc", force=True) == []
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING

@@ -27,7 +27,7 @@ from sbclab.stack import deploy, distribution
 from sbclab.stack.distribution import Distribution
 from sbclab.stack.record import StackRecord
 
-from .conftest import NOTHING, reachable, remove_if_left, small_spec
+from .conftest import NOTHING, leaked, reachable, remove_if_left, small_spec
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("sshd", path="/usr/sbin"),
                                 reason="boards are played by sshd in emulated nodes (root, openssh-server)")
@@ -45,7 +45,7 @@ def _keygen(path) -> str:
 def boards(tmp_path_factory):
     """(cluster, folder, client key, {node: host public key}) with sshd serving on every node."""
     remove_if_left(NAME)
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
     folder = tmp_path_factory.mktemp("ssh")
     client_key = folder / "client"
     (folder / "authorized_keys").write_text(_keygen(client_key))
@@ -81,7 +81,7 @@ def boards(tmp_path_factory):
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
         yield cluster, folder, client_key, host_keys
-    assert nodes.leftovers_on_host() == NOTHING
+    assert leaked() == NOTHING
 
 
 def _stop_namespace_of(pid: int) -> None:

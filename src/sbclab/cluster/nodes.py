@@ -83,9 +83,9 @@ def bare(spec: ClusterSpec, boards: BoardAccess | None = None):
     happens (boards: their folders made, their processes stopped on exit)."""
     with interrupts_as_exceptions():
         transport = create(spec, temporary=True, boards=boards, nodes_only=True)
-        transport.finish_shaping()
-        transport.state.set_phase("nodes")
         try:
+            transport.finish_shaping()
+            transport.state.set_phase("nodes")
             yield transport
         finally:
             remove(transport)
@@ -136,8 +136,9 @@ def abandoned() -> list[str]:
     return names
 
 
-def leftovers_on_host() -> dict[str, int]:
-    """Counts of everything sbclab could leave behind, for tests and the teardown benchmark."""
+def resources_on_host() -> dict[str, frozenset[str]]:
+    """Everything of sbclab's on this host that a cluster could leave behind, by kind: namespaces,
+    cgroups and links of any sbclab on the host, mounts, loop devices and processes under this home."""
     netns = list(Path("/var/run/netns").glob("sbclab-*")) if Path("/var/run/netns").exists() else []
     mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if str(paths.clusters_dir()) in line]
     loops = []
@@ -146,6 +147,13 @@ def leftovers_on_host() -> dict[str, int]:
         loops = [line for line in out.splitlines() if str(paths.clusters_dir()) in line]
     cgroup_dirs = [p for p in Path("/sys/fs/cgroup").glob("*/sbclab/*")] + list(Path("/sys/fs/cgroup").glob("sbclab/*"))
     links = [p for p in Path("/sys/class/net").glob("sb-*")]
-    procs = reaper.mentioning(str(paths.home()) + "/")
-    return {"namespaces": len(netns), "mounts": len(mounts), "loop_devices": len(loops),
-            "cgroups": len(cgroup_dirs), "links": len(links), "processes": len(procs)}
+    procs = [str(proc.pid) for proc in reaper.mentioning(str(paths.home()) + "/")]
+    return {"namespaces": frozenset(map(str, netns)), "mounts": frozenset(mounts), "loop_devices": frozenset(loops),
+            "cgroups": frozenset(map(str, cgroup_dirs)), "links": frozenset(map(str, links)), "processes": frozenset(procs)}
+
+
+def leftovers_on_host(besides: dict[str, frozenset[str]] | None = None) -> dict[str, int]:
+    """Counts of what sbclab could leave behind, for tests and the teardown benchmark; besides: what
+    was there before (another sbclab's cluster on the same host), not counted."""
+    before = besides or {}
+    return {kind: len(found - before.get(kind, frozenset())) for kind, found in resources_on_host().items()}
