@@ -35,6 +35,8 @@ def cluster():
 
 
 def test_status_shows_live_datanodes_and_yarn_nodes(cluster):
+    """`cluster status` sees both DataNodes with their disks and both NodeManagers with the YARN share sizing gives a
+    worker."""
     report = lifecycle.status(cluster)
     assert report["problems"] == []
     assert report["safemode"] == "off"
@@ -52,6 +54,7 @@ def test_status_shows_live_datanodes_and_yarn_nodes(cluster):
 
 
 def test_daemons_listen_on_node_addresses_only(cluster):
+    """Every daemon binds its node's own address (the shuffle port, which Hadoop cannot bind, excepted)."""
     node_addresses = {n.address for n in cluster.spec.nodes}
     shuffle_ports = {config.port(cluster.spec, n, "shuffle") for n in cluster.spec.nodes}
     for node, sockets in listening_sockets(cluster).items():
@@ -64,6 +67,7 @@ def test_daemons_listen_on_node_addresses_only(cluster):
 
 
 def test_daemons_are_not_reachable_on_the_hosts_other_addresses(cluster):
+    """No daemon of the cluster answers on the host's own addresses: the nodes' network is private."""
     ports = [config.PORTS[p] for p in ("namenode_rpc", "namenode_http", "rm_http", "jhs_http", "datanode", "nm_http")]
     for address in host_addresses():
         for port in ports:
@@ -81,6 +85,7 @@ def first_slice(cluster, tmp_path_factory):
 
 
 def test_terasort_and_spark_pi_end_to_end(cluster, first_slice):
+    """TeraGen, TeraSort and Spark Pi run, validate and are stored with counters, versions, scale and logs, in order."""
     store, gen, sort, estimate = first_slice
 
     assert gen.valid and sort.parameters["input_run_id"] == gen.run_id
@@ -136,6 +141,7 @@ def test_the_report_of_these_runs_in_a_real_browser(first_slice, tmp_path):
 
 
 def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
+    """A TeraSort input already in HDFS is found and reused, and making it stores no run of its own."""
     store = ResultsStore(tmp_path / "r")
     assert terasort.tera_input(runner(cluster, store).context(), 5 * 10**6)["rows"] == 50_000
     assert not store.runs_dir.exists()
@@ -143,6 +149,7 @@ def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
 
 
 def test_down_leaves_nothing_behind(cluster):
+    """`cluster down` removes every namespace, mount, loop device, cgroup, link, process and the record."""
     assert nodes.down(NAME) == []
     assert leaked() == NOTHING
     assert not paths.cluster_dir(NAME).exists()

@@ -18,6 +18,7 @@ from .conftest import NOTHING, leaked, mechanics_spec, remove_if_left
 
 
 def test_daemons_not_ready_in_time_is_one_sentence_and_no_leftovers(clean_host):
+    """Daemons that miss the start-up deadline give one sentence naming the log to read, and nothing is left."""
     remove_if_left("ifault")
     with pytest.raises(SbclabError) as err:
         lifecycle.up(mechanics_spec("ifault"), timeout_s=0.5)
@@ -27,6 +28,7 @@ def test_daemons_not_ready_in_time_is_one_sentence_and_no_leftovers(clean_host):
 
 
 def test_a_cluster_name_in_use_is_refused(clean_host):
+    """A second cluster under a name in use is refused before anything is created."""
     remove_if_left("idup")
     ClusterState.create(mechanics_spec("idup"))
     try:
@@ -38,6 +40,7 @@ def test_a_cluster_name_in_use_is_refused(clean_host):
 
 
 def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
+    """Ctrl-C while `cluster up` starts the daemons exits 130, says so, and removes all it made."""
     remove_if_left("intr")
     # A shell runs a background job with SIGINT ignored, and Python keeps it ignored: restore what a
     # terminal gives, or the test would depend on how the test run itself was started.
@@ -67,6 +70,8 @@ def test_ctrl_c_during_cluster_up_leaves_nothing(clean_host, tmp_path):
 
 
 def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clean_host):
+    """A cluster whose `cluster up` was killed mid-way is found abandoned and `cluster down --abandoned` removes it
+    whole."""
     remove_if_left("ikill")
     up = subprocess.Popen([sys.executable, "-c", "from sbclab.cli import main; main()", "cluster", "up", "--name", "ikill",
                            "--disk-size", "2GiB"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

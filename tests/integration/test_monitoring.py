@@ -57,6 +57,7 @@ def integral(columns: dict, name: str, start: float, end: float) -> float:
 
 
 def test_idle_baseline_and_clock_offsets(cluster, store):
+    """The idle baseline gives every node its watts and clock offset and stores its series."""
     baseline = idle.measure_idle(cluster.transport, SETTINGS, store, "idle-test")
     assert set(baseline["watts"]) == {"master", "worker1", "worker2"}
     for watts in baseline["watts"].values():
@@ -66,6 +67,8 @@ def test_idle_baseline_and_clock_offsets(cluster, store):
 
 
 def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, store):
+    """The per-node series of a TeraGen add up to what HDFS counted (disk twice for replication, network once), with
+    phase marks and energy."""
     run = measure(cluster, store, "teragen", "hadoop", size_bytes=24 * 10**6, monitor=SETTINGS)
     assert run.valid, [c for c in run.validity.checks if not c.passed]
     m = run.measurements
@@ -159,6 +162,7 @@ def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(cluster):
 
 
 def test_hadoop_wordcount_intermediate_data_is_a_multiple_of_its_input(cluster, store):
+    """WordCount's intermediate data is measured from the engine and from the devices, and is a multiple of its input."""
     run = measure(cluster, store, "wordcount", "hadoop", size_bytes=24 * 10**6, monitor=SETTINGS)
     assert run.valid
     inter = run.measurements.intermediate
@@ -183,6 +187,8 @@ class _Plug(BaseHTTPRequestHandler):
 
 
 def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
+    """A plug, a failed plug and RAPL fall back as documented; a sampler killed mid-run leaves a gap that flags the
+    run, and no secret is written."""
     plug = ThreadingHTTPServer(("127.0.0.1", 0), _Plug)
     threading.Thread(target=plug.serve_forever, daemon=True).start()
     closed = ThreadingHTTPServer(("127.0.0.1", 0), _Plug)

@@ -40,6 +40,8 @@ def run(ctx, workload: str, engine: str, **params):
 
 
 def test_cpu_storage_network_and_power_figures_are_stored(ctx):
+    """sysbench scales with threads up to the board's cores, fio stays under the medium's shaped speed, iperf3 and
+    stress/idle power are stored."""
     worker = ctx.cluster.spec.worker_nodes[0]
     cpu = run(ctx, "sysbench-cpu", "node", node=worker.name, threads=[1, 4, 8], seconds=2)
     events = cpu.result["events_per_s"]
@@ -100,6 +102,7 @@ def test_netpipe_gives_a_curve(ctx, transport):
 
 
 def test_web_capacity_steps_until_replies_fall_short(ctx):
+    """httperf steps the request rate against nginx until replies fall short; the peak is consistent with the link."""
     worker = ctx.cluster.spec.worker_nodes[0]
     capacity = run(ctx, "web", "node", node=worker.name, doc_size="10KB", step=100, step_seconds=2, max_rate=400)
     steps = capacity.result["steps"]

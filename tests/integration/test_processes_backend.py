@@ -7,6 +7,8 @@ from .conftest import NOTHING, leaked, host_addresses, listening_sockets, reacha
 
 
 def test_processes_cluster_serves_on_its_own_loopback_addresses(clean_host):
+    """The processes backend (no root needed) serves each node on its own 127.0.x address and leaves nothing when
+    down."""
     remove_if_left("iproc")
     cluster = lifecycle.up(small_spec("iproc", backend="processes"))
     try:

@@ -150,6 +150,8 @@ def _by(findings, node, check):
 
 
 def test_doctor_reaches_every_board_and_finds_the_loopback_hostname(boards, tmp_path):
+    """`doctor --inventory` opens one SSH session per board and reports the 127.0.1.1 hostname entry as the only
+    blocker."""
     inv = _inventory_file(boards, tmp_path / "hosts.yml")
     before = _logins(boards)
     findings = doctor.examine(inv, doctor.need_per_node("terasort", 16 * 10**6, 2), _known_hosts(boards, tmp_path / "kh"))
@@ -198,6 +200,8 @@ def test_doctor_finds_a_data_directory_too_small_for_the_experiment(boards, tmp_
 
 
 def test_a_changed_host_key_is_refused_and_an_unknown_one_only_when_asked(boards, tmp_path):
+    """A changed host key is always refused with its fix; an unknown one only with --accept-new-host-keys, then
+    recorded."""
     inv = _inventory_file(boards, tmp_path / "hosts.yml")
     changed = doctor.examine(inv, 0, _known_hosts(boards, tmp_path / "kh", swap="worker1"), accept_new=True)
     refused = _by(changed, "worker1", "reachable")[0]
@@ -221,6 +225,7 @@ def _logins(boards) -> int:
 
 
 def test_a_hostile_inventory_is_refused_before_any_connection(boards, tmp_path):
+    """An inventory with a shell-injecting data directory is refused before any SSH session is opened."""
     cluster = boards[0]
     before = _logins(boards)
     marker = tmp_path / "ran"

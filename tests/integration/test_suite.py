@@ -48,6 +48,8 @@ CASES = [(name, engine) for name, w in workloads.WORKLOADS.items() if not name.s
 
 @pytest.mark.parametrize("name, engine", CASES, ids=[f"{w}-{e}" for w, e in CASES])
 def test_every_workload_on_both_engines_is_validated(cluster, store, name, engine):
+    """Each workload runs on Hadoop and on Spark, is validated by at least two checks and stores its counters and
+    samples."""
     run = measure(cluster, store, name, engine, TINY.get(name), SIZE, monitor=QUICK_SAMPLING)
     failed = [c for c in run.validity.checks if not c.passed]
     assert run.exit_status == 0, f"{name}/{engine} failed; logs: {run.logs}"
@@ -63,6 +65,7 @@ def test_every_workload_on_both_engines_is_validated(cluster, store, name, engin
 
 
 def test_generated_input_is_made_once_per_cluster(cluster, store):
+    """A generated input (the airline data) is made once per cluster and size and reused by later cells."""
     datasets = inputs.known(runner(cluster, store).context())
     airline = [d for k, d in datasets.items() if k.startswith("airline/")]
     assert len(airline) == 1 and airline[0]["tokens"] == airline[0]["lines"] > 30_000
@@ -85,6 +88,8 @@ def _bench(path, results) -> list[str]:
 
 
 def test_a_killed_experiment_resumes_without_losing_or_repeating_runs(cluster, tmp_path):
+    """An experiment killed mid-way resumes: stored cells are skipped, no partial document remains, every cell runs
+    once."""
     path = tmp_path / "e.yaml"
     path.write_text(yaml.safe_dump(EXPERIMENT))
     results = tmp_path / "results"
@@ -113,6 +118,7 @@ def test_a_killed_experiment_resumes_without_losing_or_repeating_runs(cluster, t
 
 
 def test_a_cell_that_fails_is_stored_as_failed_and_the_experiment_goes_on(cluster, tmp_path):
+    """A failing cell is stored as failed with its reason and the next cell still runs."""
     experiment = model.parse({**EXPERIMENT, "workloads": ["wordcount", "pi"], "engines": ["hadoop"],
                               "repetitions": 1, "parameters": {**EXPERIMENT["parameters"],
                                                                "wordcount": {"source": "/nonexistent/2006.csv"}}})
@@ -137,6 +143,7 @@ def test_a_cell_that_fails_is_stored_as_failed_and_the_experiment_goes_on(cluste
     ({"workloads": ["terasort"], "sizes": ["1TB"]}, "storage|disks"),
 ])
 def test_an_impossible_cell_is_refused_before_anything_starts(tmp_path, change, message):
+    """A cell the plan cannot hold (40 workers, 1 TB on these disks) is refused before any node is created."""
     experiment = model.parse({**EXPERIMENT, "cluster": {"name": "nope"}, **change})
     with pytest.raises(SbclabError, match=message):
         plan.prepare(experiment, tmp_path / "results")
@@ -144,6 +151,7 @@ def test_an_impossible_cell_is_refused_before_anything_starts(tmp_path, change, 
 
 
 def test_the_concurrent_mix_stores_both_modes_with_every_job_validated(cluster, store):
+    """The mix runs its jobs one after the other and together; both are stored with every job validated."""
     experiment = model.parse({**EXPERIMENT, "workloads": ["pi"], "engines": ["spark"], "repetitions": 1,
                               "concurrent": {"engine": "spark", "workloads": ["wordcount", "pi"], "size": "4MB"}})
     mixes = [c for c in model.cells(experiment) if c.workload.startswith("mix-")]
