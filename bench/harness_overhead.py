@@ -3,9 +3,8 @@
 "By hand" is what a user on the master node types: `hadoop jar hadoop-mapreduce-examples.jar
 terasort IN OUT` and then `hdfs dfs -rm -r OUT` so the next run can write OUT again, run in the
 master's namespaces and cgroup. The sbclab path is the TeraSort workload without TeraValidate
-(the hand path does not validate either): job submission, recording, counter parsing, log keeping,
-the JobHistory's phases, the run document and the output's removal (through WebHDFS, without the
-client JVM a user starts). Target (issue 2): ratio <= 1.03.
+(the hand path does not validate either): job submission, counter parsing, log keeping, the run
+document and the same output removal. Target (issue 2): ratio <= 1.03.
 """
 
 import math

@@ -288,15 +288,6 @@ class Stack:
                         by_node[host] = by_node.get(host, 0) + int(counter["value"])
         return by_node
 
-    def hdfs_remove(self, path: str) -> bool:
-        """`hdfs dfs -rm -r -f -skipTrash PATH` through WebHDFS on the running NameNode: a client JVM
-        takes seconds to start on a small board, and every run removes its output; whether it existed."""
-        answer = requests.delete(self.web_url(self.spec.master, "namenode_http") + "/webhdfs/v1" + path,
-                                 params={"op": "DELETE", "recursive": "true",
-                                         "user.name": self.transport.user(self.spec.master)}, timeout=120)
-        answer.raise_for_status()
-        return bool(answer.json()["boolean"])
-
     def datanode_counters(self) -> dict[str, dict[str, int]]:
         """Each DataNode's own byte counters (DataNodeActivity): what HDFS wrote and read on that node."""
         found = {}

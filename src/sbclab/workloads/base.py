@@ -21,8 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-import requests
-
 from ..cluster import nodeops
 from ..cluster.spec import NodeSpec
 from ..errors import SbclabError
@@ -77,15 +75,6 @@ class RunContext:
 
     def hdfs(self, args: list[str], log: Path, check: bool = True) -> JobOutcome:
         return clients.fs(self.stack, args, log, check=check)
-
-    def hdfs_remove(self, path: str, check: bool = True) -> None:
-        """A folder of HDFS gone (a job's output, a stale input); with check, a failure is said."""
-        try:
-            self.stack.hdfs_remove(path)
-        except (requests.RequestException, ValueError, KeyError) as err:
-            if check:
-                raise SbclabError(f"Removing {path} from HDFS failed ({type(err).__name__}: {err}).",
-                                  "Check the NameNode with 'sbclab cluster status'.") from err
 
     def reducers(self, params: dict[str, Any]) -> int:
         """The reduce-side parallelism both engines use: the parameter, else the cluster's setting."""
@@ -221,7 +210,7 @@ def hadoop_example(ctx: RunContext, run_id: str, label: str, args: list[str]) ->
 
 def remove_output(ctx: RunContext, run_id: str, attempt: Attempt) -> None:
     if attempt.output:
-        ctx.hdfs_remove(attempt.output, check=False)
+        ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", attempt.output], ctx.job_log(run_id, "cleanup"), check=False)
 
 
 def timed(ctx: RunContext, run_id: str, label: str, node: NodeSpec, command: list[str],

@@ -78,7 +78,7 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
         raise SbclabError(f"The airline file {source} does not exist.", "Give the path of a CSV such as 2006.csv.")
     path = f"/sbclab/airline/{size_bytes}-{'file' if source else f's{seed}'}"
     log = ctx.job_log(f"input-airline-{size_bytes}", "generate")
-    ctx.hdfs_remove(path)
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", path], log)
     ctx.hdfs(["-mkdir", "-p", path], log)
     workers = ctx.spec.worker_nodes
     ctx.progress(f"generating {size_bytes:,} bytes of airline data into {path} on {len(workers)} workers")

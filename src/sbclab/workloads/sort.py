@@ -29,7 +29,7 @@ def random_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[s
     run_id = new_id("input", "randomwriter")
     maps = 2 * ctx.cluster.spec.workers
     ctx.progress(f"Hadoop RandomWriter: {size_bytes:,} bytes into {key} (Sort input)")
-    ctx.hdfs_remove(key)
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", key], ctx.job_log(run_id, "cleanup"))
     outcome = hadoop_example(ctx, run_id, "randomwriter", [
         "randomwriter", f"-Dmapreduce.randomwriter.totalbytes={size_bytes}",
         f"-Dmapreduce.randomwriter.bytespermap={max(1, size_bytes // maps)}", key])

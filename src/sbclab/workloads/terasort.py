@@ -35,7 +35,7 @@ def _maps(ctx: RunContext, params: dict[str, Any]) -> int:
 
 
 def _hadoop_teragen(ctx: RunContext, run_id: str, rows: int, maps: int, output: str) -> tuple[Attempt, int | None]:
-    ctx.hdfs_remove(output)
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", output], ctx.job_log(run_id, "cleanup"))
     outcome = hadoop_example(ctx, run_id, "hadoop teragen", ["teragen", f"-Dmapreduce.job.maps={maps}", str(rows), output])
     checksum = outcome.counters.get(_CHECKSUM_GROUP, {}).get("CHECKSUM")
     checks = [exited(outcome, "job")]
@@ -70,7 +70,7 @@ def teravalidate(ctx: RunContext, run_id: str, output: str, expected: dict) -> t
     if outcome.exit_status != 0:
         return [Check(name="TeraValidate ran", passed=False, detail=f"exit status {outcome.exit_status}")], {}
     text = ctx.hdfs(["-cat", f"{report}/part-r-*"], ctx.job_log(run_id, "teravalidate")).output
-    ctx.hdfs_remove(report, check=False)
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", report], ctx.job_log(run_id, "cleanup"), check=False)
     lines = [line for line in text.splitlines() if "\t" in line and not line[:4].isdigit()]
     errors = [line for line in lines if line.startswith("error")]
     sums = [line.split("\t", 1)[1].strip() for line in lines if line.startswith("checksum")]
