@@ -96,7 +96,6 @@ def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, stor
     for w in workers:
         node = m.nodes[w]
         assert max(two_second_windows(columns[w]["columns"])) <= 1.05 * node.cpu_capacity_cores
-        assert node.cpu_busy_pct_max > 0
         assert node.load_max < 200, "no delay counted that no thread could have had"
 
     names = [p["name"] for p in m.phases]
