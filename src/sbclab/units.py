@@ -37,3 +37,16 @@ def format_size(n_bytes: float) -> str:
         if abs(n_bytes) >= factor:
             return f"{n_bytes / factor:.3g} {unit}"
     return f"{int(n_bytes)} B"
+
+
+def format_duration(seconds: float | None) -> str:
+    """A duration the way a person plans by: 45 s, 12 min, 3.5 h, 2.1 days; '?' when unknown."""
+    if seconds is None:
+        return "?"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 36 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"

@@ -1,7 +1,11 @@
 import pytest
+from click.testing import CliRunner
 
+from sbclab.cli import main_group
 from sbclab.errors import SbclabError
 from sbclab.experiments import model, plan
+
+from .test_spec import host
 
 BASE = {"workloads": ["wordcount", "pi"], "workers": [1, 2], "sizes": ["8MB", "16MB"], "repetitions": 2}
 
@@ -73,3 +77,51 @@ def test_node_benchmarks_run_once_per_node_and_the_mix_on_the_last_shape():
 def test_a_workload_given_no_engine_it_runs_on_is_refused():
     with pytest.raises(SbclabError, match="none of the engines"):
         model.parse({"workloads": ["sysbench-cpu"], "engines": ["hadoop"]})
+
+
+def _fixed_host(monkeypatch):
+    """This test's host: 2 cores, 24 GiB and the calibration of tests/unit/test_spec.py."""
+    monkeypatch.setattr(plan.calibration, "current", lambda progress=None: host())
+    monkeypatch.setattr(plan.cluster_spec, "host_cores", lambda: 2)
+    monkeypatch.setattr(plan.cluster_spec, "host_memory_bytes", lambda: 24 * 2**30)
+    monkeypatch.setattr(plan, "_check_host_disk", lambda spec: None)
+
+
+def test_one_experiment_runs_every_shape_at_one_scale(monkeypatch, tmp_path):
+    _fixed_host(monkeypatch)
+    e = model.parse({"workloads": ["pi"], "workers": [1, 2, 4], "repetitions": 1,
+                     "cluster": {"backend": "emulated"}})
+    found = plan.prepare(e, tmp_path)
+    own = {shape[2]: scale.factor for shape, scale in found.own_scales.items()}
+    assert own[1] > own[2] > own[4]  # each shape on its own would get a different factor
+    factors = {spec.scale.factor for spec in found.specs.values()}
+    memory = {spec.scale.memory_factor for spec in found.specs.values()}
+    assert factors == {own[4]} and len(memory) == 1  # the largest all of them can have
+    assert found.shared_scale.set_by.startswith("4 x rpi5b")
+    assert all(s.scale.limited_by == found.shared_scale.set_by for s in found.specs.values())
+    one = found.specs[("nvme", "paper", 1)]
+    assert one.worker_nodes[0].cpu_cores == found.specs[("nvme", "paper", 4)].worker_nodes[0].cpu_cores
+
+
+def test_a_fixed_scale_is_kept_and_one_shape_keeps_its_own(monkeypatch, tmp_path):
+    _fixed_host(monkeypatch)
+    fixed = plan.prepare(model.parse({"workloads": ["pi"], "workers": [1, 2], "repetitions": 1,
+                                      "cluster": {"backend": "emulated", "scale": 0.05}}), tmp_path)
+    assert {s.scale.factor for s in fixed.specs.values()} == {0.05} and fixed.shared_scale is None
+    alone = plan.prepare(model.parse({"workloads": ["pi"], "workers": [2], "repetitions": 1,
+                                      "cluster": {"backend": "emulated"}}), tmp_path)
+    assert alone.shared_scale is None and alone.specs[("nvme", "paper", 2)].scale.limited_by != ""
+
+
+def test_the_dry_run_shows_each_shape_with_its_scale(monkeypatch, tmp_path):
+    _fixed_host(monkeypatch)
+    done = CliRunner().invoke(main_group, ["bench", "--workloads", "pi", "--workers", "1,4", "--repetitions", "1",
+                                           "--backend", "emulated", "--dry-run", "--results", str(tmp_path)])
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert "one scale for the whole experiment" in done.output and "set by 4 x rpi5b" in done.output
+    estimated = CliRunner().invoke(main_group, ["bench", "--workloads", "pi,grep", "--engines", "hadoop",
+                                                "--workers", "1,4", "--repetitions", "1", "--backend", "emulated",
+                                                "--estimate", "--results", str(tmp_path)])
+    assert estimated.exit_code == 0, (estimated.output, estimated.exception)
+    assert "total: about" in estimated.output and "1 without an estimate" not in estimated.output
+    assert "2 without an estimate" in estimated.output  # grep at 1 and 4 workers: nothing stored or published

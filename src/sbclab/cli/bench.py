@@ -11,6 +11,9 @@ from ..cluster import inventory, spec as cluster_spec
 from ..errors import SbclabError
 from ..experiments import model, plan
 from ..experiments.display import ProgressDisplay
+from ..analysis import estimate
+from ..results.store import ResultsStore
+from ..units import format_duration
 from .options import HostKeys, Monitoring, bundle, counts, host_key_options, monitor_options, names
 from .output import console, err_console, say, table
 from .running import run_and_report
@@ -78,12 +81,55 @@ matrix_options = bundle(Matrix, [
 ], "matrix")
 
 
+def show_shapes(found: plan.Plan) -> None:
+    """Each cluster shape with the scale it runs at and what limits that scale."""
+    rows = []
+    for (storage, preset, workers), spec in found.specs.items():
+        own = found.own_scales.get((storage, preset, workers), spec.scale)
+        emulated = spec.backend == "emulated"
+        rows.append([f"{workers} x {spec.board}/{spec.storage}", preset,
+                     f"{spec.scale.factor:.4g}" if emulated else "1 (real nodes)" if spec.backend == "ssh" else "-",
+                     f"{spec.scale.memory_factor:.3g}" if emulated else "-",
+                     f"{own.factor:.4g} ({own.limited_by})" if emulated else "-"])
+    console.print(table("cluster shapes", ["workers", "preset", "scale factor", "memory factor",
+                                           "largest on its own (limited by)"], rows))
+    if found.shared_scale is not None:
+        shared = found.shared_scale
+        console.print(f"one scale for the whole experiment: {shared.factor:.4g} (memory {shared.memory_factor:.3g}), "
+                      f"the largest every shape can have, set by {shared.set_by}; give cluster.scale to fix another.")
+
+
+def show_estimate(found: plan.Plan, results: Path) -> None:
+    """Each cell still to run with its estimated time and where the estimate comes from, and the total."""
+    planned = [estimate.Planned(c.workload, c.engine, c.size_bytes, c.workers, c.board, c.parameters,
+                                found.specs[c.shape].scale.factor if found.specs[c.shape].backend == "emulated" else 1.0,
+                                c.label()) for c in found.todo]
+    store = ResultsStore(results)
+    stored = list(store.runs()) if store.runs_dir.exists() else []
+    defaults = {name: registry.get(name).defaults() for name in {c.workload for c in found.todo}}
+    estimated = estimate.estimate(planned, stored, defaults)
+    gap = estimate.between_runs(stored)
+    console.print(table(f"estimate: {len(planned)} run(s) to do", ["cell", "scale", "estimate", "from"],
+                        [[e.run.label, f"{e.run.scale_factor:.4g}", format_duration(e.seconds), e.source]
+                         for e in estimated], fold=True))
+    known = [e.seconds for e in estimated if e.seconds is not None]
+    total = sum(known) + (gap.seconds * len(planned) if gap else 0)
+    unknown = len(estimated) - len(known)
+    console.print(f"total: about {format_duration(total)} for {len(known)} run(s)"
+                  + (f" and {unknown} without an estimate" if unknown else "")
+                  + (f", with {format_duration(gap.seconds)} between runs ({gap.source})" if gap else
+                     ", not counting the time between runs (no stored runs to take it from)")
+                  + f"; plus bringing up {len({c.shape for c in found.todo})} cluster shape(s).")
+
+
 @click.command("bench")
 @click.argument("experiment_file", required=False, type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @matrix_options
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True,
               help="Results directory; cells already stored there and valid are skipped.")
 @click.option("--dry-run", is_flag=True, help="Check the experiment and print its cells without running anything.")
+@click.option("--estimate", is_flag=True, help="Print how long each cell and the whole experiment will take, from "
+              "the stored runs in --results and the seeds' published times, without running anything.")
 @click.option("--list", "list_only", is_flag=True, help="List the workloads and their parameters.")
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run on the boards of this YAML inventory over SSH: a cell with N workers uses the master and "
@@ -91,8 +137,8 @@ matrix_options = bundle(Matrix, [
 @host_key_options
 @click.option("--dist-dir", default=None, help="Where Hadoop and Spark live on every board (see 'cluster up --help').")
 @monitor_options
-def bench_command(experiment_file, matrix: Matrix, results, dry_run, list_only, inventory_file, keys: HostKeys,
-                  dist_dir, monitoring: Monitoring):
+def bench_command(experiment_file, matrix: Matrix, results, dry_run, estimate, list_only, inventory_file,
+                  keys: HostKeys, dist_dir, monitoring: Monitoring):
     """Run an experiment: engines x workloads x workers x sizes x storage x presets x repetitions."""
     if list_only:
         list_workloads()
@@ -113,10 +159,15 @@ def bench_command(experiment_file, matrix: Matrix, results, dry_run, list_only, 
     if "workloads" not in raw:
         raise SbclabError("No workloads given.", "Give an experiment file or --workloads (see 'sbclab bench --list').")
     experiment = model.parse(raw, str(experiment_file or "the command line"))
-    if dry_run:
+    if dry_run or estimate:
         found = plan.prepare(experiment, results, say=say, boards=access)
-        console.print(table(f"{experiment.name}: {len(found.cells)} cells, {len(found.todo)} to run",
-                            ["cell", "key", "state"],
-                            [[c.label(), c.key, "stored" if c.key in found.done else "to run"] for c in found.cells]))
+        if dry_run:
+            console.print(table(f"{experiment.name}: {len(found.cells)} cells, {len(found.todo)} to run",
+                                ["cell", "key", "state"],
+                                [[c.label(), c.key, "stored" if c.key in found.done else "to run"]
+                                 for c in found.cells]))
+        show_shapes(found)
+        if estimate:
+            show_estimate(found, results)
         return
     run_and_report(experiment, results, ProgressDisplay(err_console), access, dist_dir, purge_boards=True)

@@ -148,7 +148,7 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
           storage: str = "nvme", workers: int = 2, subnet: str = "10.213.0.0/24",
           disk_bytes: int = DEFAULT_DISK_BYTES, cores: int | None = None,
           memory_bytes: int | None = None, calibration: "HostCalibration | None" = None,
-          scale_factor: float | None = None) -> ClusterSpec:
+          scale_factor: float | None = None, memory_factor: float | None = None) -> ClusterSpec:
     """A master and `workers` workers of one board and medium, scaled to fit this host.
 
     With a host calibration, one factor is the largest that lets every node have its profile's
@@ -186,7 +186,11 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
                               f"Give --scale {factor:.4g} or less, or fewer workers.")
         factor = scale_factor
     board_memory = int(b.ram_gib * 2**30)
-    memory_factor = min(1.0, (have_memory - HOST_RESERVED_BYTES) / (board_memory * count))
+    memory_fits = min(1.0, (have_memory - HOST_RESERVED_BYTES) / (board_memory * count))
+    if memory_factor is not None and not 0 < memory_factor <= memory_fits:
+        raise SbclabError(f"A memory factor of {memory_factor:g} is more than this host can give "
+                          f"{count} x {board} (at most {memory_fits:.4g}).", "Give fewer workers.")
+    memory_factor = memory_factor if memory_factor is not None else memory_fits
     node_memory = int(board_memory * memory_factor)
     scale = Scale(factor=round(factor, 6), memory_factor=round(memory_factor, 6), host_cores=have_cores,
                   host_memory_bytes=have_memory, calibrated=calibration is not None, core_speed=round(speed, 6),

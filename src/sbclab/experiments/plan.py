@@ -5,6 +5,7 @@ One rule sizes disks everywhere (here, and the boards' preflight in doctor.py): 
 replicas plus the workload's intermediate and output volume per input byte.
 """
 
+import functools
 import shutil
 from dataclasses import dataclass, field
 
@@ -65,15 +66,38 @@ def backend_for(given: str | None, say) -> str:
 
 def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, backend: str,
              subnet: str, disk_size: int | None = None, scale_factor: float | None = None,
-             knobs: tuple[str, ...] = (), say=lambda message: None) -> ClusterSpec:
+             memory_factor: float | None = None, knobs: tuple[str, ...] = (), say=lambda message: None) -> ClusterSpec:
     """A cluster of `workers` workers of one board and medium, shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
     host = calibration.current(progress=say) if backend == "emulated" else None
     built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
                                workers=workers, subnet=subnet, disk_bytes=disk_size or cluster_spec.DEFAULT_DISK_BYTES,
-                               calibration=host, scale_factor=scale_factor)
+                               calibration=host, scale_factor=scale_factor, memory_factor=memory_factor)
     return built.model_copy(update={"knobs": tuple(knobs)})
+
+
+@dataclass(frozen=True)
+class SharedScale:
+    """The one emulation scale of an experiment: the largest every shape can be given. Times of
+    different worker counts, media or boards are only comparable at one scale."""
+
+    factor: float
+    memory_factor: float
+    set_by: str  # the shape that limits it, and by what
+
+    @classmethod
+    def of(cls, specs: list[ClusterSpec]) -> "SharedScale":
+        tightest = min(specs, key=lambda s: s.scale.factor)
+        memory = min(s.scale.memory_factor for s in specs)
+        return cls(tightest.scale.factor, memory,
+                   f"{tightest.workers} x {tightest.board}/{tightest.storage} ({tightest.scale.limited_by})")
+
+    def applied(self, spec: ClusterSpec, rebuild) -> ClusterSpec:
+        shared = spec
+        if (spec.scale.factor, spec.scale.memory_factor) != (self.factor, self.memory_factor):
+            shared = rebuild(scale_factor=self.factor, memory_factor=self.memory_factor)
+        return shared.model_copy(update={"scale": shared.scale.model_copy(update={"limited_by": self.set_by})})
 
 
 @dataclass
@@ -83,6 +107,9 @@ class Plan:
     done: set[str]
     specs: dict[tuple[str, str, int], ClusterSpec] = field(default_factory=dict)
     boards: BoardAccess | None = None
+    # What each shape could have on its own, where one scale is shared by all of them.
+    own_scales: dict[tuple[str, str, int], cluster_spec.Scale] = field(default_factory=dict)
+    shared_scale: SharedScale | None = None
 
     @property
     def todo(self) -> list[Cell]:
@@ -115,15 +142,26 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
     found = Plan(experiment, cells(experiment), completed_keys(store))
     settings = experiment.cluster
     backend = backend_for(settings.backend, say)
+    shapes = {}
     for cell in found.cells:
-        if cell.shape in found.specs:
+        if cell.shape in shapes:
             continue
+        rebuild = functools.partial(spec_for, name=settings.name, workers=cell.workers, board=cell.board,
+                                    storage=cell.storage, preset=cell.preset, backend=backend, subnet=settings.subnet,
+                                    disk_size=disk_per_node(experiment, cell.workers), knobs=tuple(settings.knobs),
+                                    say=say)
+        try:
+            shapes[cell.shape] = (cell, rebuild, rebuild(scale_factor=settings.scale))
+        except SbclabError as err:
+            raise SbclabError(f"The experiment cannot run cell {cell.label()}: {err.message}", err.hint) from err
+    if backend == "emulated" and settings.scale is None and len(shapes) > 1:
+        found.own_scales = {shape: spec.scale for shape, (_, _, spec) in shapes.items()}
+        found.shared_scale = SharedScale.of([spec for _, _, spec in shapes.values()])
+    for shape, (cell, rebuild, spec) in shapes.items():
         where = f"cell {cell.label()}"
         try:
-            spec = spec_for(name=settings.name, workers=cell.workers, board=cell.board, storage=cell.storage,
-                            preset=cell.preset, backend=backend, subnet=settings.subnet,
-                            disk_size=disk_per_node(experiment, cell.workers), scale_factor=settings.scale,
-                            knobs=tuple(settings.knobs), say=say)
+            if found.shared_scale is not None:
+                spec = found.shared_scale.applied(spec, rebuild)
             if not found.bare:
                 lifecycle.check(spec)
         except SbclabError as err:

@@ -147,6 +147,11 @@ def build(results: Path, costs: Costs | None = None) -> Report:
         warnings.append(f"These results come from {len(clusters)} different clusters ({'; '.join(clusters)}). "
                         "Their times are not comparable: each table keeps them apart, and speedups, gains and ratios "
                         "are computed within one cluster only. Report one cluster per results directory to avoid this.")
+        scales = {round(r.scale.factor, 6) for r in runs if r.cluster.emulated}
+        if len(scales) > 1:
+            warnings.append(f"The emulated runs were made at {len(scales)} scale factors; nothing is computed across "
+                            "them. One experiment runs all its shapes at one scale: run the worker counts, media and "
+                            "boards to compare as one experiment, or give each the same cluster.scale.")
     if any(r.cluster.emulated for r in runs):
         factors = sorted({round(r.scale.factor, 3) for r in runs if r.cluster.emulated})
         warnings.append("Emulated results: the nodes were namespaces on one host, shaped to the board profiles and "
