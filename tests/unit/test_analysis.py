@@ -17,8 +17,20 @@ def test_student_t_interval_matches_the_table_value():
     e = stats.estimate([10.0, 12.0, 11.0, 13.0, 9.0])
     assert e.n == 5 and e.mean == 11.0 and e.median == 11.0
     assert e.sd == pytest.approx(math.sqrt(2.5))
-    # t(0.975, 4) = 2.776 (any statistics table)
-    assert e.half_width == pytest.approx(2.776 * math.sqrt(2.5) / math.sqrt(5), rel=1e-3)
+    # t(0.975, 4) = 2.776 (any statistics table); a positive quantity's interval is on the log scale.
+    spread = 2.776 * math.sqrt(2.5) / math.sqrt(5) / 11.0
+    assert e.ci_low == pytest.approx(11.0 * math.exp(-spread), rel=1e-3)
+    assert e.ci_high == pytest.approx(11.0 * math.exp(spread), rel=1e-3)
+    signed = stats.estimate([-1.0, 1.0, 3.0])  # may cross zero: the Student interval as it is
+    assert signed.half_width == pytest.approx(4.303 * 2 / math.sqrt(3), rel=1e-3)
+
+
+def test_intervals_of_positive_quantities_stay_positive():
+    # Two runs far apart: the Student interval of the mean would reach below zero.
+    a, b = stats.estimate([40.0, 120.0]), stats.estimate([30.0, 58.0])
+    assert 0 < a.ci_low < a.mean < a.ci_high
+    speedup = stats.ratio(a, b)
+    assert 0 < speedup.ci_low < speedup.value < speedup.ci_high
 
 
 def test_one_value_has_no_interval_and_is_warned_about():
@@ -37,8 +49,10 @@ def test_ratio_carries_both_intervals():
     a, b = stats.estimate([100.0, 102.0, 98.0]), stats.estimate([50.0, 51.0, 49.0])
     r = stats.ratio(a, b)
     assert r.value == pytest.approx(2.0)
-    expected = math.hypot(a.rel_half_width, b.rel_half_width)
-    assert r.half_width / r.value == pytest.approx(expected)
+    log_half = lambda e: math.log(e.ci_high / e.ci_low) / 2  # noqa: E731
+    expected = math.hypot(log_half(a), log_half(b))
+    assert math.log(r.ci_high / r.value) == pytest.approx(expected)
+    assert math.log(r.value / r.ci_low) == pytest.approx(expected)
 
 
 def test_energy_cost_per_year_reproduces_bauns_example():

@@ -1,11 +1,13 @@
 """Per-cell statistics: mean, spread, median and the 95 % Student-t confidence interval.
 
 The seeds repeat every run five times and report means; the confidence interval is what tells a
-reader whether two means differ. Ratios of means (speedup, storage gain, engine ratio) carry the
-intervals of both means, propagated to first order on the relative scale:
-    rel_hw(a / b) = sqrt(rel_hw(a)^2 + rel_hw(b)^2)
-(the usual delta-method approximation for independent samples; exact enough while each relative
-half-width is small, and said to be an approximation in the report's appendix).
+reader whether two means differ. Of positive quantities (times,
+energies, rates) the interval is taken on the log scale, mean * exp(+-t * SE / mean), so it cannot
+leave the positive axis. Ratios of means (speedup, storage gain, engine ratio) carry the intervals
+of both means, the half-widths of their logarithms added in quadrature:
+    hw(log a/b) = sqrt(hw(log a)^2 + hw(log b)^2)
+(the delta method on the log scale for independent samples, said to be an approximation in the
+report's appendix).
 """
 
 import math
@@ -68,6 +70,12 @@ def estimate(values: list[float], confidence: float = CONFIDENCE) -> Estimate:
         return Estimate(n, mean, None, median, None, None)
     sd = statistics.stdev(values)
     hw = t_quantile(n, confidence) * sd / math.sqrt(n)
+    if all(v > 0 for v in values):
+        # Times, energies and rates: the interval of the mean on the log scale (delta method, the
+        # standard error of log(mean) is SE / mean), which never leaves the positive axis; two
+        # runs far apart no longer give a time "between -5 and 80 s".
+        spread = hw / mean
+        return Estimate(n, mean, sd, median, mean * math.exp(-spread), mean * math.exp(spread))
     return Estimate(n, mean, sd, median, mean - hw, mean + hw)
 
 
@@ -101,14 +109,26 @@ def _value(e: "Estimate | Derived") -> float:
     return e.mean if isinstance(e, Estimate) else e.value
 
 
+def _log_half_width(e: "Estimate | Derived") -> float | None:
+    if e.ci_low is None or e.ci_low <= 0:
+        return None
+    return math.log(e.ci_high / e.ci_low) / 2
+
+
 def ratio(numerator: "Estimate | Derived", denominator: "Estimate | Derived") -> Derived:
-    """numerator / denominator with the relative half-widths added in quadrature."""
+    """numerator / denominator. Of positive quantities, on the log scale: the half-widths of the
+    logarithms added in quadrature, so the interval stays positive (a speedup of two runs each is
+    never "between -0.75 and 3.47"); otherwise the relative half-widths, to first order."""
     value = _value(numerator) / _value(denominator)
+    la, lb = _log_half_width(numerator), _log_half_width(denominator)
+    if la is not None and lb is not None and value > 0:
+        width = math.hypot(la, lb)
+        return Derived(value, value * math.exp(-width), value * math.exp(width))
     a, b = _rel(numerator), _rel(denominator)
     if a is None or b is None:
         return Derived(value)
     rel = math.hypot(a, b)
-    return Derived(value, value * (1 - rel), value * (1 + rel))
+    return Derived(value, *sorted((value * (1 - rel), value * (1 + rel))))
 
 
 def spread_warning(e: Estimate) -> str | None:
