@@ -18,6 +18,7 @@ COMMANDS = {
     "cluster": ("cluster", "cluster"),
     "run": ("run", "run_command"),
     "bench": ("bench", "bench_command"),
+    "reproduce": ("reproduce", "reproduce_command"),
     "micro": ("nodes", "micro_command"),
     "hpl": ("nodes", "hpl_command"),
     "results": ("results", "results_group"),

@@ -32,6 +32,16 @@ def size(ctx, param, value):
         raise click.BadParameter(str(err)) from err
 
 
+def sizes_list(ctx, param, value):
+    """A click callback: `64MB,256MB` as bytes."""
+    if value is None:
+        return None
+    try:
+        return [parse_size(v) for v in value.split(",") if v.strip()] or None
+    except SbclabError as err:
+        raise click.BadParameter(str(err)) from err
+
+
 def counts(ctx, param, value):
     """A click callback: `1,2,4` as integers."""
     if value is None:

@@ -1,0 +1,232 @@
+"""One seed table reproduced: the seed's own layout with the published value and ours side by side,
+and the ratios the seed draws its conclusions from, each with a verdict.
+
+Emulated runs are judged on shapes only (speedup, storage gain, intermediate data per input byte):
+their seconds are those of a cluster scaled down by a factor and are shown with that factor, never
+judged against a board's. A shape holds when the published ratio lies inside our 95 % interval or
+within TOLERANCE of our value; it differs otherwise; it is not measurable here without two valid
+runs on each side.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..results.schema import RunRecord
+from ..units import format_size
+from . import reference, stats
+from .cells import status
+
+TOLERANCE = 0.20
+_UNIT_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Rows and columns as the seed printed them, by the reference data's dimensions."""
+
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    metric: str
+    shapes: tuple[str, ...] = ()
+
+
+@dataclass
+class Entry:
+    row: tuple
+    column: tuple
+    published: reference.Published
+    ours: stats.Estimate | None
+    runs: list[str] = field(default_factory=list)
+    scale_factor: float | None = None
+
+
+@dataclass
+class Shape:
+    kind: str
+    label: str
+    published: float
+    ours: stats.Derived | None
+    verdict: str  # holds | differs | not measurable here
+    detail: str = ""
+
+
+@dataclass
+class Reproduction:
+    seed: str
+    table: str
+    title: str
+    layout: Layout
+    entries: list[Entry]
+    shapes: list[Shape]
+    notes: list[str]
+    circular: bool = False
+    sizes: dict[int, int] = field(default_factory=dict)  # the seed's size -> the size we ran
+
+    @property
+    def rows(self) -> list[tuple]:
+        return list(dict.fromkeys(e.row for e in self.entries))
+
+    @property
+    def columns(self) -> list[tuple]:
+        return list(dict.fromkeys(e.column for e in self.entries))
+
+    def at(self, row: tuple, column: tuple) -> Entry | None:
+        return next((e for e in self.entries if e.row == row and e.column == column), None)
+
+
+def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any]) -> float | None:
+    """Our figure of a run in the table's metric and unit; None where sbclab does not measure it."""
+    if metric == "wall_time":
+        return run.wall_time_s / {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}.get(unit, 1.0)
+    if metric == "hdfs_throughput":
+        return run.result.get("throughput_mb_s")
+    if metric == "hdfs_avg_io_rate":
+        return run.result.get("average_io_rate_mb_s")
+    if metric == "intermediate_data":
+        measured = run.measurements.intermediate if run.measurements else None
+        if measured is None or measured.engine_bytes is None:
+            return None
+        return measured.engine_bytes / _UNIT_BYTES.get(unit, 1.0)
+    if metric == "sysbench_events_per_s":
+        by_threads = run.result.get("events_per_s") or {}
+        return by_threads.get(str(dimensions.get("threads"))) or by_threads.get(dimensions.get("threads"))
+    if metric == "hpl_rmax":
+        return run.result.get("rmax_gflops")
+    return None
+
+
+def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], parameters: dict[str, Any]) -> bool:
+    d = p.dimensions
+    if d.get("workload") != run.workload or (d.get("engine") and d["engine"] != run.engine):
+        return False
+    if d.get("workers") and int(run.parameters.get("nodes") or run.cluster.workers) != int(d["workers"]):
+        return False
+    if d.get("board") and d["board"] != run.cluster.board:
+        return False
+    if d.get("storage") and d["storage"] != run.cluster.storage:
+        return False
+    if p.size_bytes:
+        want = sizes.get(p.size_bytes, p.size_bytes)
+        if int(run.parameters.get("size_bytes") or 0) != want:
+            return False
+    return all(run.parameters.get(k) == v for k, v in parameters.get(run.workload, {}).items())
+
+
+def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, sizes: dict[int, int] | None = None,
+              parameters: dict[str, Any] | None = None, circular: bool = False, notes: list[str] = ()) -> Reproduction:
+    """The table's published rows beside our valid runs of the same cells. `sizes` maps a seed's size
+    to the size we ran it at (scaled down on an emulated cluster)."""
+    sizes, parameters = sizes or {}, parameters or {}
+    rows = [p for p in reference.published()
+            if p.seed == seed and p.table == table and p.metric == layout.metric]
+    title = rows[0].title if rows else ""
+    counted = [r for r in runs if status(r) == "headline"]
+    entries = []
+    for p in rows:
+        mine = [r for r in counted if _matches(r, p, sizes, parameters)]
+        values = [v for r in mine if (v := value_of(r, p.metric, p.unit, p.dimensions)) is not None]
+        factors = {round(r.scale.factor, 6) for r in mine if r.cluster.emulated}
+        entries.append(Entry(tuple(p.dimensions.get(d) for d in layout.rows),
+                             tuple(p.dimensions.get(d) for d in layout.columns), p,
+                             stats.estimate(values) if values else None, [r.run_id for r in mine],
+                             next(iter(factors)) if len(factors) == 1 else None))
+    found = Reproduction(seed, table, title, layout, entries, [], list(notes), circular, sizes)
+    for kind in layout.shapes:
+        found.shapes += SHAPES[kind](found)
+    if any(e.scale_factor for e in entries):
+        found.notes.append("emulated: our values are those of a cluster scaled down by the factor shown; seconds and "
+                           "rates are not comparable with the boards', only the shapes are judged")
+    if circular:
+        found.notes.append("circular: the published values are the inputs of the emulator's board and medium profiles; "
+                           "matching them shows the shaping works, it reproduces nothing")
+    return found
+
+
+def judge(published: float, ours: stats.Derived | None) -> tuple[str, str]:
+    if ours is None:
+        return "not measurable here", "no valid runs of ours on one side"
+    if ours.ci_low is None:
+        return "not measurable here", f"ours {ours.value:.3g} from fewer than two valid runs on a side"
+    inside = ours.ci_low <= published <= ours.ci_high
+    close = abs(ours.value / published - 1) <= TOLERANCE
+    if inside or close:
+        why = "inside our 95 % interval" if inside else f"within {TOLERANCE:.0%} of ours"
+        return "holds", f"published {published:.3g} {why}"
+    return "differs", f"published {published:.3g} outside our interval {ours.ci_low:.3g}-{ours.ci_high:.3g} " \
+                      f"and more than {TOLERANCE:.0%} from ours"
+
+
+def _speedups(found: Reproduction) -> list[Shape]:
+    """Speedup by worker count within each row, against the fewest workers the row has."""
+    shapes = []
+    if "workers" not in found.layout.columns:
+        return shapes
+    at = found.layout.columns.index("workers")
+    for row in found.rows:
+        cells = sorted((e for e in found.entries if e.row == row and e.published.value),
+                       key=lambda e: int(e.column[at]))
+        if len(cells) < 2:
+            continue
+        base = cells[0]
+        for other in cells[1:]:
+            published = base.published.value / other.published.value
+            ours = stats.ratio(base.ours, other.ours) if base.ours and other.ours else None
+            verdict, detail = judge(published, ours)
+            label = f"{_label(row)}: {other.column[at]} workers vs {base.column[at]}"
+            shapes.append(Shape("speedup", label, published, ours, verdict, detail))
+    return shapes
+
+
+def _storage_gains(found: Reproduction) -> list[Shape]:
+    """The faster medium's gain over the slower one in each column, by the table's metric."""
+    if "storage" not in found.layout.rows:
+        return []
+    at = found.layout.rows.index("storage")
+    shapes = []
+    higher_is_better = found.layout.metric != "wall_time"
+    groups: dict[tuple, list[Entry]] = {}
+    for e in found.entries:
+        groups.setdefault((e.row[:at] + e.row[at + 1:], e.column), []).append(e)
+    for (rest, column), cells in groups.items():
+        by_medium = {e.row[at]: e for e in cells if e.published.value}
+        if len(by_medium) != 2:
+            continue
+        slow, fast = sorted(by_medium.values(), key=lambda e: e.published.value if higher_is_better
+                            else -e.published.value)
+        if higher_is_better:
+            published = fast.published.value / slow.published.value
+            ours = stats.ratio(fast.ours, slow.ours) if fast.ours and slow.ours else None
+        else:
+            published = slow.published.value / fast.published.value
+            ours = stats.ratio(slow.ours, fast.ours) if fast.ours and slow.ours else None
+        verdict, detail = judge(published, ours)
+        label = f"{_label(rest)} {_label(column)}: {fast.row[at]} over {slow.row[at]}".strip()
+        shapes.append(Shape("storage gain", label, published, ours, verdict, detail))
+    return shapes
+
+
+def _intermediate_per_byte(found: Reproduction) -> list[Shape]:
+    """Intermediate data per input byte, by engine and size."""
+    shapes = []
+    for e in found.entries:
+        size = e.published.size_bytes
+        if not size or not e.published.value:
+            continue
+        unit = _UNIT_BYTES.get(e.published.unit, 1.0)
+        published = e.published.value * unit / size
+        ours = None
+        if e.ours is not None:
+            ran_at = found.sizes.get(size, size)
+            ours = stats.Derived(e.ours.mean, e.ours.ci_low, e.ours.ci_high).scaled(unit / ran_at)
+        verdict, detail = judge(published, ours) if published > 0 else ("not measurable here", "published 0")
+        shapes.append(Shape("intermediate per input byte", f"{_label(e.row)} {format_size(size)}", published,
+                            ours, verdict, detail))
+    return shapes
+
+
+def _label(values: tuple) -> str:
+    return " ".join(str(v) for v in values if v is not None)
+
+
+SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte}
+

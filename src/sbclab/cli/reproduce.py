@@ -1,0 +1,161 @@
+"""`sbclab reproduce SEED [TABLE ...]`: a seed's tables run as built-in experiments, then set beside
+the published ones in the seed's own layout, with the seed's conclusions judged as shapes."""
+
+import csv
+import sys
+from pathlib import Path
+
+import click
+
+from ..analysis import reproduction
+from ..analysis.reproduction import Layout, Reproduction
+from ..cluster import inventory
+from ..errors import SbclabError
+from ..experiments import orchestrator, plan, reproduce
+from ..experiments.display import ProgressDisplay
+from ..results.store import ResultsStore
+from ..units import format_size
+from .bench import show_estimate, show_shapes
+from .options import HostKeys, counts, host_key_options, sizes_list
+from .output import console, err_console, runs_summary, say, table
+
+
+def list_tables() -> None:
+    for found in reproduce.seeds().values():
+        rows = [[t.key, t.status + (" (circular)" if t.circular else ""), t.description,
+                 t.reason or _what_it_runs(t)] for t in found.tables.values()]
+        console.print(table(f"{found.names[0]}: {found.citation}", ["table", "status", "what", "runs / why not"], rows,
+                            fold=True))
+
+
+def _what_it_runs(t: reproduce.Table) -> str:
+    e = t.experiment or {}
+    parts = [",".join(e.get("workloads", [])), "/".join(e.get("engines", []) or []),
+             f"workers {','.join(map(str, e.get('workers', [])))}" if e.get("workers") else "",
+             f"sizes {','.join(map(str, e.get('sizes', [])))}" if e.get("sizes") not in (None, [1]) else "",
+             f"storage {','.join(e.get('storage', []))}", f"boards {','.join(t.boards)}" if t.boards else ""]
+    return " ".join(p for p in parts if p)
+
+
+def render(found: Reproduction, where: Path) -> Path:
+    """The table in the seed's layout on the terminal, its shapes and verdicts, and a CSV beside the runs."""
+    columns = found.columns
+    rows = []
+    for row in found.rows:
+        cells = []
+        for column in columns:
+            e = found.at(row, column)
+            cells.append("" if e is None else f"{e.published.printed} | {_ours(e)}")
+        rows.append([" ".join(str(v) for v in row if v is not None), *cells])
+    header = [" / ".join(found.layout.rows)] + [" ".join(f"{d} {_shown(v)}" for d, v in zip(found.layout.columns, c)
+                                                         if v is not None) for c in columns]
+    unit = found.entries[0].published.unit if found.entries else ""
+    console.print(table(f"{found.seed} {found.table}: {found.title} [published | ours, {unit}]", header, rows,
+                        fold=True))
+    if found.shapes:
+        console.print(table("the seed's conclusions as shapes", ["shape", "published", "ours (95 % interval)", "verdict"],
+                            [[s.label, f"{s.published:.3g}", _derived(s.ours), f"{s.verdict}: {s.detail}"]
+                             for s in found.shapes], fold=True))
+    for note in found.notes:
+        console.print(f"[dim]{note}[/dim]")
+    path = where / "reproduction" / f"{found.seed}-{found.table.replace(' ', '').lower()}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow([*found.layout.rows, *found.layout.columns, "published", "printed", "unit", "ours_mean",
+                         "ours_ci_low", "ours_ci_high", "n", "scale_factor", "runs"])
+        for e in found.entries:
+            o = e.ours
+            writer.writerow([*e.row, *e.column, e.published.value, e.published.printed, e.published.unit,
+                             o.mean if o else "", o.ci_low if o and o.ci_low is not None else "",
+                             o.ci_high if o and o.ci_high is not None else "", o.n if o else 0,
+                             e.scale_factor or "", " ".join(e.runs)])
+        for s in found.shapes:
+            writer.writerow([f"shape: {s.kind}", s.label, "", s.published, "", "", s.ours.value if s.ours else "",
+                             s.ours.ci_low if s.ours and s.ours.ci_low is not None else "",
+                             s.ours.ci_high if s.ours and s.ours.ci_high is not None else "", "", "", s.verdict])
+    return path
+
+
+def _shown(value) -> str:
+    return format_size(value) if isinstance(value, int) and value > 2**20 else str(value)
+
+
+def _ours(e: reproduction.Entry) -> str:
+    o = e.ours
+    if o is None:
+        return "-"
+    text = f"{o.mean:.4g}"
+    if o.ci_low is not None:
+        text += f" [{o.ci_low:.4g}-{o.ci_high:.4g}]"
+    text += f" n={o.n}"
+    return text + (f" @{e.scale_factor:.3g}" if e.scale_factor else "")
+
+
+def _derived(d) -> str:
+    if d is None:
+        return "-"
+    return f"{d.value:.3g}" + (f" [{d.ci_low:.3g}-{d.ci_high:.3g}]" if d.ci_low is not None else "")
+
+
+@click.command("reproduce")
+@click.argument("seed", required=False)
+@click.argument("tables", nargs=-1)
+@click.option("--list", "list_only", is_flag=True, help="List every seed's tables and figures, what each runs and "
+              "whether this host can run it.")
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Results directory (default results/SEED); tables already stored there are only rendered.")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=5, show_default=True,
+              help="Runs per cell (the seeds ran 5).")
+@click.option("--sizes", callback=sizes_list, help="Data sizes to run instead of the seed's (scaled down to this host by default on an emulated cluster).")
+@click.option("--workers", callback=counts, help="Worker counts to run instead of the seed's, e.g. 1,2.")
+@click.option("--dry-run", is_flag=True, help="Show the cells and cluster shapes without running anything.")
+@click.option("--estimate", is_flag=True, help="Show how long the tables will take, without running anything.")
+@click.option("--backend", type=click.Choice(["emulated", "processes"]), default=None)
+@click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Run on the boards of this YAML inventory over SSH.")
+@host_key_options
+def reproduce_command(seed, tables, list_only, results, repetitions, sizes, workers, dry_run, estimate, backend,
+                      inventory_file, keys: HostKeys):
+    """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
+    if list_only or not seed:
+        list_tables()
+        return
+    found_seed = reproduce.seed(seed)
+    chosen = reproduce.tables(found_seed, tables)
+    results = results or Path("results") / found_seed.names[0]
+    access = keys.access(inventory.load(inventory_file)) if inventory_file else None
+    bad = 0
+    for t in chosen:
+        planned = reproduce.plan_table(t, found_seed, repetitions=repetitions, sizes=sizes, backend=backend,
+                                       on_boards=access is not None, workers=workers)
+        console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
+        for refusal in planned.refused:
+            say(f"not run here: {refusal}")
+        for note in planned.notes:
+            say(note)
+        for experiment in planned.experiments:
+            if dry_run or estimate:
+                shown = plan.prepare(experiment, results, say=say, boards=access)
+                show_shapes(shown)
+                if estimate:
+                    show_estimate(shown, results)
+                continue
+            stored = orchestrator.run(experiment, orchestrator.Options(results=results, display=ProgressDisplay(err_console),
+                                                                       boards=access, purge_boards=True))
+            if stored:
+                runs_summary(ResultsStore(results), {r.run_id for r in stored})
+            bad += sum(1 for r in stored if not r.valid)
+        if dry_run or estimate or not t.layout or not t.reference:
+            continue
+        store = ResultsStore(results)
+        runs = list(store.runs()) if store.runs_dir.exists() else []
+        layout = Layout(tuple(t.layout["rows"]), tuple(t.layout["columns"]), t.layout["metric"], t.shapes)
+        found = reproduction.reproduce(found_seed.key, t.reference, layout, runs, sizes=planned.sizes,
+                                       parameters=(t.experiment or {}).get("parameters", {}), circular=t.circular,
+                                       notes=planned.notes)
+        say(f"CSV: {render(found, results)}")
+    if bad:
+        err_console.print(f"[yellow]{bad} run(s) failed or invalid; they are stored, left out of the tables, and run "
+                          "again when the reproduction is re-run.[/yellow]")
+        sys.exit(1)

@@ -1,0 +1,165 @@
+"""The seeds' tables and figures as built-in experiments (reproductions.yaml), and what this host
+can run of each: worker counts it cannot hold are refused with the reason, and on an emulated
+cluster the seed's data sizes are scaled down by the experiment's one scale factor, so a run takes
+about as long here as the seed's took on its boards and the ratios between sizes are kept."""
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from ..cluster.nodes import default_backend
+from ..errors import SbclabError
+from ..stack import lifecycle
+from ..units import format_size, parse_size
+from . import plan
+from .model import ClusterSettings, Experiment, parse
+
+MIN_SIZE = 2**20
+
+
+@dataclass(frozen=True)
+class Table:
+    seed: str
+    key: str
+    description: str
+    runs: str  # here | boards | cannot
+    reason: str = ""
+    reference: str | None = None
+    experiment: dict[str, Any] | None = None
+    boards: tuple[str, ...] = ()
+    layout: dict[str, Any] | None = None
+    shapes: tuple[str, ...] = ()
+    circular: bool = False
+
+    @property
+    def status(self) -> str:
+        return {"here": "runs here", "boards": "needs boards", "cannot": "cannot yet"}[self.runs]
+
+
+@dataclass(frozen=True)
+class Seed:
+    key: str
+    names: tuple[str, ...]
+    citation: str
+    board: str
+    tables: dict[str, Table]
+
+
+@functools.lru_cache(maxsize=1)
+def seeds() -> dict[str, Seed]:
+    raw = yaml.safe_load(resources.files(__package__).joinpath("reproductions.yaml").read_text())
+    found = {}
+    for key, seed in raw.items():
+        tables = {name: Table(seed=key, key=name, description=t["description"], runs=t["runs"],
+                              reason=t.get("reason", ""), reference=t.get("reference"),
+                              experiment=t.get("experiment"), boards=tuple(t.get("boards", ())),
+                              layout=t.get("layout"), shapes=tuple(t.get("shapes", ())),
+                              circular=bool(t.get("circular")))
+                  for name, t in seed["tables"].items()}
+        found[key] = Seed(key, tuple(str(n) for n in seed["names"]), seed["citation"], seed["board"], tables)
+    return found
+
+
+def seed(name: str) -> Seed:
+    for found in seeds().values():
+        if name.lower() in found.names:
+            return found
+    raise SbclabError(f"Unknown seed '{name}'.",
+                      f"Choose one of: {', '.join(s.names[0] for s in seeds().values())} "
+                      "(see 'sbclab reproduce --list').")
+
+
+def tables(found: Seed, names: tuple[str, ...]) -> list[Table]:
+    """The tables asked for (`table16`, `Table 16`, `16`), or all of the seed's."""
+    if not names:
+        return list(found.tables.values())
+    chosen = []
+    for name in names:
+        key = name.lower().replace(" ", "")
+        key = key if key in found.tables else f"table{key}"
+        if key not in found.tables:
+            raise SbclabError(f"{found.names[0]} has no table or figure '{name}'.",
+                              f"Choose from: {', '.join(found.tables)}.")
+        chosen.append(found.tables[key])
+    return chosen
+
+
+@dataclass
+class Planned:
+    """What of one table this host runs: its experiments (one per board) and what was changed or left out."""
+
+    table: Table
+    experiments: list[Experiment] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    sizes: dict[int, int] = field(default_factory=dict)  # the seed's size -> the size it runs at here
+
+
+def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None:
+    """Why this host cannot hold `workers` workers of the experiment's board, or None."""
+    cluster = raw.get("cluster", {})
+    storage = (raw.get("storage") or ["nvme"])[0]
+    try:
+        spec = plan.spec_for(name=cluster.get("name", "repro"), workers=workers, board=cluster["board"],
+                             storage=storage, preset=(raw.get("presets") or ["paper"])[0], backend=backend,
+                             subnet=ClusterSettings().subnet)
+        if plan.needs_stack(parse(raw)):
+            lifecycle.check(spec)
+    except SbclabError as err:
+        return err.message
+    return None
+
+
+def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] | None, backend: str | None,
+               on_boards: bool, board: str | None = None, workers: list[int] | None = None) -> Planned:
+    """The table's experiments as this host can run them."""
+    planned = Planned(table)
+    if table.runs != "here" and not (on_boards and table.runs == "boards"):
+        planned.refused.append(table.reason or table.status)
+        return planned
+    backend = "ssh" if on_boards else (backend or default_backend())
+    for board_name in (table.boards or (board or seed_.board,)):
+        raw = {**table.experiment, "name": f"{seed_.names[0]} {table.key}",
+               "cluster": {"name": "repro", "board": board_name, **({} if on_boards else {"backend": backend})},
+               "repetitions": repetitions}
+        if workers:
+            raw["workers"] = workers
+        if not on_boards:
+            kept = []
+            for count in raw.get("workers", [2]):
+                refusal = _host_refusal(raw, count, backend)
+                if refusal:
+                    planned.refused.append(f"{count} workers of {board_name}: {refusal}")
+                else:
+                    kept.append(count)
+            if not kept:
+                continue
+            raw["workers"] = kept
+        if raw.get("sizes") and raw["sizes"] != [1]:
+            seeds_sizes = [parse_size(s) if isinstance(s, str) else int(s) for s in raw["sizes"]]
+            # TestDFSIO: the 2026 seed printed the size of each of its files; sbclab's size is the total.
+            files = (raw.get("parameters", {}).get(raw["workloads"][0], {}).get("files", 1)
+                     if (table.layout or {}).get("size") == "per-file" else 1)
+            totals = [s * files for s in seeds_sizes]
+            if sizes:
+                ran = sizes
+            elif backend == "emulated":
+                factor = _shared_factor(raw)
+                ran = [max(MIN_SIZE, int(t * factor) // MIN_SIZE * MIN_SIZE) for t in totals]
+                planned.notes.append(f"the seed's sizes scaled by the emulation's factor {factor:.4g}: "
+                                     + ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in zip(totals, ran)))
+            else:
+                ran = totals
+            raw["sizes"] = ran
+            planned.sizes = dict(zip(seeds_sizes, ran))
+        planned.experiments.append(parse(raw, f"{seed_.names[0]} {table.key}"))
+    return planned
+
+
+def _shared_factor(raw: dict[str, Any]) -> float:
+    """The one scale factor the experiment's shapes run at on this host."""
+    found = plan.prepare(parse({**raw, "sizes": [MIN_SIZE]}), "/nonexistent")
+    return min(spec.scale.factor for spec in found.specs.values())

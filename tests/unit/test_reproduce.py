@@ -1,0 +1,114 @@
+"""The seeds' tables as built-in experiments, and a reproduced table set beside the published one."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sbclab.analysis import reproduction
+from sbclab.cli import main_group
+from sbclab.errors import SbclabError
+from sbclab.experiments import reproduce
+from sbclab.results.store import load
+
+from .test_analysis import RESULTS
+from .test_experiments import _fixed_host
+
+PI = "20261122T201102Z-spark-pi-7bd9"
+
+
+def test_every_seed_table_with_a_measurement_is_listed():
+    seeds = reproduce.seeds()
+    assert set(seeds) == {"leepark2026", "leeohpark2021", "baun2016", "hajjitso2016"}
+    assert {f"table{n}" for n in [*range(11, 20), 21, 22, 23]} <= set(seeds["leepark2026"].tables)
+    assert {f"table{n}" for n in range(7, 23) if n != 11} <= set(seeds["leeohpark2021"].tables)
+    assert {"table7", "figure5", "figure6"} <= set(seeds["baun2016"].tables)
+    assert {"table1", "table2", "httperf"} <= set(seeds["hajjitso2016"].tables)
+    for seed in seeds.values():
+        for table in seed.tables.values():
+            assert table.runs in ("here", "boards", "cannot")
+            assert table.runs == "here" or table.reason, f"{seed.key} {table.key} says why it does not run here"
+
+
+def test_unknown_seeds_and_tables_get_the_list():
+    with pytest.raises(SbclabError) as err:
+        reproduce.seed("lee-2025")
+    assert "lee-park-2026" in err.value.hint
+    with pytest.raises(SbclabError) as err:
+        reproduce.tables(reproduce.seed("lee-park-2026"), ("table99",))
+    assert "table16" in err.value.hint
+    assert [t.key for t in reproduce.tables(reproduce.seed("2026"), ("16", "Table 17"))] == ["table16", "table17"]
+
+
+def test_every_table_that_runs_here_resolves_to_valid_cells(monkeypatch):
+    _fixed_host(monkeypatch)
+    for seed in reproduce.seeds().values():
+        for table in seed.tables.values():
+            planned = reproduce.plan_table(table, seed, repetitions=1, sizes=None, backend="emulated", on_boards=False)
+            if table.runs != "here":
+                assert not planned.experiments and planned.refused
+                continue
+            assert planned.experiments or planned.refused, f"{seed.key} {table.key}"
+            for experiment in planned.experiments:
+                assert experiment.workloads and 8 not in experiment.workers  # 9 nodes do not fit 24 GiB
+    table18 = reproduce.plan_table(reproduce.seed("2026").tables["table18"], reproduce.seed("2026"), repetitions=1,
+                                   sizes=None, backend="emulated", on_boards=False)
+    assert any("8 workers" in r for r in table18.refused)
+
+
+def test_sizes_are_scaled_by_the_emulation_factor_keeping_their_ratios(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2026")
+    planned = reproduce.plan_table(seed.tables["table13"], seed, repetitions=1, sizes=None, backend="emulated",
+                                   on_boards=False, workers=[2])
+    ran = [planned.sizes[2**0 * s] for s in sorted(planned.sizes)]
+    assert ran == sorted(ran) and ran[-1] < 32 * 10**9 and "scaled by the emulation's factor" in planned.notes[0]
+    assert ran[-1] / ran[0] == pytest.approx(32, rel=0.02)
+
+
+def _pi_runs(tmp_path: Path, walls: dict[tuple[str, int], list[float]]) -> list:
+    raw = json.loads((RESULTS / "runs" / f"{PI}.json").read_text())
+    runs = []
+    for (storage, workers), times in walls.items():
+        for i, wall in enumerate(times):
+            doc = {**raw, "run_id": f"{PI}-{storage}-{workers}-{i}", "engine": "hadoop", "wall_time_s": wall,
+                   "parameters": {"maps": 100, "samples_per_map": 10000},
+                   "cluster": {**raw["cluster"], "workers": workers, "storage": storage, "board": "rpi5b"}}
+            path = tmp_path / "runs" / f"{doc['run_id']}.json"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(doc))
+            runs.append(load(path))
+    return runs
+
+
+def test_table16_is_set_beside_ours_with_speedup_verdicts(tmp_path):
+    runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0, 2440.0],
+                               ("nvme-p31-gen3", 2): [1310.0, 1300.0, 1320.0],
+                               ("nvme-p31-gen3", 4): [1500.0, 1490.0, 1510.0]})
+    layout = reproduction.Layout(("storage",), ("workers",), "wall_time", ("speedup",))
+    found = reproduction.reproduce("leepark2026", "Table 16", layout, runs,
+                                   parameters={"pi": {"maps": 100, "samples_per_map": 10000}})
+    nvme = found.at(("nvme-p31-gen3",), (2,))
+    assert nvme.published.value == 131 and nvme.ours.n == 3 and nvme.ours.mean == pytest.approx(1310)
+    assert found.at(("microsd-pro-plus",), (1,)).ours is None
+    verdicts = {s.label: s.verdict for s in found.shapes}
+    assert verdicts["nvme-p31-gen3: 2 workers vs 1"] == "holds"       # 1.88 ours, 1.88 published
+    assert verdicts["nvme-p31-gen3: 4 workers vs 1"] == "differs"     # 1.64 ours, 3.24 published
+    assert verdicts["microsd-pro-plus: 2 workers vs 1"] == "not measurable here"
+    assert any("emulated" in n for n in found.notes)
+    other_maps = reproduction.reproduce("leepark2026", "Table 16", layout, runs,
+                                        parameters={"pi": {"maps": 16, "samples_per_map": 10000}})
+    assert all(e.ours is None for e in other_maps.entries)  # 16 maps is not the seed's 100-map cell
+
+
+def test_the_command_renders_stored_runs_without_running_again(tmp_path, monkeypatch):
+    _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0], ("nvme-p31-gen3", 2): [1310.0, 1300.0]})
+    monkeypatch.setattr(reproduce, "plan_table", lambda table, seed, **kw: reproduce.Planned(table))
+    done = CliRunner().invoke(main_group, ["reproduce", "lee-park-2026", "table16", "--results", str(tmp_path)],
+                              terminal_width=200)
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert "Table 16" in done.output and "holds" in done.output
+    rows = list(csv.reader(open(tmp_path / "reproduction" / "leepark2026-table16.csv")))
+    assert rows[0][:3] == ["storage", "workers", "published"] and any(r[-1] == "holds" for r in rows)
