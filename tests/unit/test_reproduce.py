@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sbclab.analysis import reproduction
+from sbclab.analysis import reference, reproduction
 from sbclab.cli import main_group
 from sbclab.errors import SbclabError
 from sbclab.experiments import reproduce
@@ -112,3 +112,14 @@ def test_the_command_renders_stored_runs_without_running_again(tmp_path, monkeyp
     assert "Table 16" in done.output and "holds" in done.output
     rows = list(csv.reader(open(tmp_path / "reproduction" / "leepark2026-table16.csv")))
     assert rows[0][:3] == ["storage", "workers", "published"] and any(r[-1] == "holds" for r in rows)
+
+
+def test_a_published_cell_matches_only_with_every_defining_parameter():
+    seeds = {"maps": 100, "samples_per_map": 10000}
+    [same] = reference.matches("pi", "hadoop", None, 2, "rpi5b", "nvme-p31-gen3", seeds)
+    assert same.value == 131
+    assert reference.matches("pi", "hadoop", None, 2, "rpi5b", "nvme-p31-gen3", {**seeds, "maps": 16}) == []
+    found, exact = reference.for_cell("pi", "hadoop", None, 2, "rpi5b", "nvme-p31-gen3", {**seeds, "maps": 16})
+    assert not exact and found
+    [spark] = reference.matches("pi", "spark", None, 2, "rpi5b", "nvme-p31-gen3", seeds)
+    assert "slices" in spark.inferred

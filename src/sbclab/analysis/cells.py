@@ -91,6 +91,11 @@ class CellKey:
         text = f"{self.workload}/{self.engine}{size} {self.workers}w {self.board}/{self.storage} {self.preset}"
         return f"{text} [{self.cluster}]" if with_cluster else text
 
+    @property
+    def defining_parameters(self) -> dict:
+        """The parameters that define the cell besides its dimensions (Pi's maps and samples)."""
+        return json.loads(self.parameters) if self.parameters else {}
+
     def but(self, **changes) -> "CellKey":
         return CellKey(**{**self.__dict__, **changes})
 

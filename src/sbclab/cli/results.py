@@ -86,18 +86,37 @@ def compare_command(results_dir):
         k = f.cell.key
         ours = f.wall_time.mean if f.wall_time else None
         label = k.label() + (" [emulated]" if f.cell.emulated else "")
-        found, exact = reference.for_cell(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage)
+        found, exact = reference.for_cell(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage,
+                                          k.defining_parameters)
         if not found:
             shown.add_row(label, _fmt(ours), "—", "no published result for this workload and engine", "", "")
         for p in found:
             where = ", ".join(f"{d} {p.dimensions[d]}" for d in ("size", "workers", "board", "storage")
                               if d in p.dimensions)
+            match = ("same cell" + (f" (inferred: {p.inferred})" if p.inferred else "") if exact
+                     else f"nearest: {_differs(k, p)}")
             shown.add_row(label, _fmt(ours), f"{p.printed} {p.unit}", f"{p.source} ({where})",
-                          _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"),
-                          "same cell" if exact else "nearest, not the same")
+                          _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"), match)
     console.print(shown)
     if report.emulated:
         console.print("[yellow]Your results are emulated: the ratios compare the emulation with real boards.[/yellow]")
+
+
+def _differs(k, p) -> str:
+    """What a nearest published cell has that ours has not: never presented as the same cell."""
+    d, differs = p.dimensions, []
+    if d.get("board") not in (None, k.board):
+        differs.append(f"board {d['board']}")
+    if d.get("storage") not in (None, k.storage):
+        differs.append(f"medium {d['storage']}")
+    if k.workload != "pi" and p.size_bytes != (k.size_bytes or None):
+        differs.append(f"size {d.get('size', '?')}")
+    if d.get("workers") != k.workers:
+        differs.append(f"{d.get('workers', '?')} workers")
+    if not reference.same_parameters(p, k.workload, k.defining_parameters):
+        given = ", ".join(f"{a} {b}" for a, b in p.parameters.items()) or "parameters not printed"
+        differs.append(given)
+    return ", ".join(differs) + f" ({p.seed})" if differs else f"({p.seed})"
 
 
 @click.command("query")

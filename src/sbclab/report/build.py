@@ -163,7 +163,8 @@ def build(results: Path, costs: Costs | None = None) -> Report:
     references = []
     for f in cell_figures:
         k = f.cell.key
-        for p in reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage):
+        for p in reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage,
+                                   k.defining_parameters):
             references.append(ReferenceMatch(f, p))
     report = Report(Path(results), runs, cells, cell_figures, comparisons, {}, references, clusters, costs, warnings,
                     datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])

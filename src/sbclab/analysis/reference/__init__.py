@@ -33,6 +33,9 @@ class Published:
     printed: str
     dimensions: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
+    # What defines the run besides the dimensions (Pi's maps and samples), where the seed says it.
+    parameters: dict[str, Any] = field(default_factory=dict)
+    inferred: str = ""  # what of the cell the seed implies rather than prints
 
     @property
     def size_bytes(self) -> int | None:
@@ -77,7 +80,8 @@ def published() -> tuple[Published, ...]:
                 for extra in ("sd", "sd_printed"):
                     row.pop(extra, None)
                 rows.append(Published(seed, raw["citation"], table["table"], table.get("title", ""), metric, unit,
-                                      None if value is None else float(value), printed, row, notes))
+                                      None if value is None else float(value), printed, row, notes,
+                                      dict(table.get("parameters") or {}), table.get("inferred", "")))
     return tuple(rows)
 
 
@@ -85,9 +89,18 @@ def wall_times() -> list[Published]:
     return [p for p in published() if p.seconds is not None]
 
 
-def matches(workload: str, engine: str, size_bytes: int | None, workers: int, board: str, storage: str) -> list[Published]:
-    """Published wall times of the same workload, engine, size and worker count, on the same board
-    and medium where the table names them (a table that does not name one matches any)."""
+def same_parameters(p: Published, workload: str, parameters: dict[str, Any] | None) -> bool:
+    """Whether a cell's defining parameters are the published row's: Pi with 16 maps is not the
+    seed's 100-map cell. A Pi row whose table does not say its maps and samples matches no cell."""
+    if workload != "pi" or parameters is None:
+        return True
+    return bool(p.parameters) and all(parameters.get(k) == v for k, v in p.parameters.items())
+
+
+def matches(workload: str, engine: str, size_bytes: int | None, workers: int, board: str, storage: str,
+            parameters: dict[str, Any] | None = None) -> list[Published]:
+    """Published wall times of the same workload, engine, size, worker count and defining parameters,
+    on the same board and medium where the table names them (a table that does not name one matches any)."""
     found = []
     for p in wall_times():
         d = p.dimensions
@@ -96,6 +109,8 @@ def matches(workload: str, engine: str, size_bytes: int | None, workers: int, bo
         if workload != "pi" and p.size_bytes != size_bytes:
             continue
         if d.get("board") not in (None, board) or d.get("storage") not in (None, storage):
+            continue
+        if not same_parameters(p, workload, parameters):
             continue
         found.append(p)
     return found
@@ -118,10 +133,10 @@ def nearest(workload: str, engine: str, size_bytes: int | None, workers: int, bo
 
 
 def for_cell(workload: str, engine: str, size_bytes: int | None, workers: int, board: str,
-             storage: str) -> tuple[list[Published], bool]:
+             storage: str, parameters: dict[str, Any] | None = None) -> tuple[list[Published], bool]:
     """The published cells to set beside one of ours: the same cell when a seed has it (True), else
     the nearest ones (False)."""
-    exact = matches(workload, engine, size_bytes, workers, board, storage)
+    exact = matches(workload, engine, size_bytes, workers, board, storage, parameters)
     if exact:
         return exact, True
     return nearest(workload, engine, size_bytes, workers, board, storage), False
