@@ -22,6 +22,16 @@ def test_hadoop_counters_are_read_by_group():
     assert counters.hadoop_job_ids(CLIENT_LOG) == ["job_1795316657502_0001"]
 
 
+def test_the_counters_of_both_grep_jobs_are_kept():
+    second = CLIENT_LOG.replace("0001", "0002").replace("=553144", "=1000").replace("=10000000", "=2000")
+    jobs = counters.hadoop_job_counters(CLIENT_LOG + second)
+    assert [j["File System Counters"]["FILE: Number of bytes written"] for j in jobs] == [553144, 1000]
+    both = counters.hadoop_counters(CLIENT_LOG + second)
+    assert both["File System Counters"]["FILE: Number of bytes written"] == 554144
+    assert both["File System Counters"]["HDFS: Number of bytes written"] == 10_002_000
+    assert counters.hadoop_job_ids(CLIENT_LOG + second) == ["job_1795316657502_0001", "job_1795316657502_0002"]
+
+
 def test_a_log_without_counters_gives_none():
     assert counters.hadoop_counters("job failed\n") == {}
 

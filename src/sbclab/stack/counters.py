@@ -9,30 +9,41 @@ _JOB_ID = re.compile(r"Running job: (job_\d+_\d+)")
 _APP_ID = re.compile(r"(application_\d+_\d+)")
 
 
-def hadoop_counters(client_log: str) -> dict[str, dict[str, float]]:
-    """The counters block a MapReduce client prints when its job ends, as {group: {name: value}}.
+def hadoop_job_counters(client_log: str) -> list[dict[str, dict[str, float]]]:
+    """The counters block a MapReduce client prints when each of its jobs ends, in order, as
+    {group: {name: value}} per job.
 
-    The client prints groups at one tab and counters at two ('name=value'); a log with several
-    jobs yields the last one's counters.
-    """
-    blocks = list(_COUNTERS_HEADER.finditer(client_log))
-    if not blocks:
-        return {}
-    counters: dict[str, dict[str, float]] = {}
-    group = None
-    for line in client_log[blocks[-1].end():].splitlines()[1:]:
-        if line.startswith("\t\t") and "=" in line and group is not None:
-            name, _, value = line.strip().rpartition("=")
-            try:
-                counters[group][name] = float(value) if "." in value else int(value)
-            except ValueError:
+    The client prints groups at one tab and counters at two ('name=value')."""
+    jobs = []
+    for block in _COUNTERS_HEADER.finditer(client_log):
+        counters: dict[str, dict[str, float]] = {}
+        group = None
+        for line in client_log[block.end():].splitlines()[1:]:
+            if line.startswith("\t\t") and "=" in line and group is not None:
+                name, _, value = line.strip().rpartition("=")
+                try:
+                    counters[group][name] = float(value) if "." in value else int(value)
+                except ValueError:
+                    break
+            elif line.startswith("\t") and not line.startswith("\t\t"):
+                group = line.strip()
+                counters[group] = {}
+            else:
                 break
-        elif line.startswith("\t") and not line.startswith("\t\t"):
-            group = line.strip()
-            counters[group] = {}
-        else:
-            break
-    return counters
+        jobs.append(counters)
+    return jobs
+
+
+def hadoop_counters(client_log: str) -> dict[str, dict[str, float]]:
+    """The counters of every job the client ran, added up: Hadoop's Grep runs a search job and a
+    sort job, and its intermediate data and records are those of both."""
+    total: dict[str, dict[str, float]] = {}
+    for job in hadoop_job_counters(client_log):
+        for group, counters in job.items():
+            into = total.setdefault(group, {})
+            for name, value in counters.items():
+                into[name] = into.get(name, 0) + value
+    return total
 
 
 def hadoop_job_ids(client_log: str) -> list[str]:

@@ -8,7 +8,7 @@ matches, `grep -c` for Spark's matching lines.
 
 from typing import Any
 
-from ..stack import clients
+from ..stack import clients, counters as engine_counters
 from . import inputs
 from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, remove_output, spark_job
 
@@ -46,7 +46,8 @@ class Grep(Workload):
         outcome = hadoop_example(ctx, run_id, "hadoop grep", ["grep", data["path"], output, params["pattern"]])
         result: dict[str, Any] = {}
         if outcome.exit_status == 0:
-            result["input_lines"] = outcome.counters.get("Map-Reduce Framework", {}).get("Map input records")
+            search = (engine_counters.hadoop_job_counters(outcome.output) or [{}])[0]  # the sort job reads its output
+            result["input_lines"] = search.get("Map-Reduce Framework", {}).get("Map input records")
         return Attempt(outcome, [exited(outcome, "jobs")], result, output=output)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
@@ -63,8 +64,8 @@ class Grep(Workload):
                 total = clients.fs_through(ctx.stack, ["-cat", f"{attempt.output}/part-*"],
                                            "awk -F'\\t' '{s += $1} END {print s + 0}'", log)
                 attempt.result["matches"] = int(float(total))
-                attempt.checks.append(equal("matches counted = GNU grep's count", attempt.result["matches"],
-                                            want["matches"]))
+                attempt.checks += [equal("matches counted = GNU grep's count", attempt.result["matches"], want["matches"]),
+                                   equal("input lines read = wc -l", attempt.result.get("input_lines"), data["lines"])]
             else:
                 saved = int(clients.fs_through(ctx.stack, ["-cat", f"{attempt.output}/part-*"], "wc -l", log).strip())
                 attempt.checks += [
