@@ -154,7 +154,8 @@ def test_an_impossible_cell_is_refused_before_anything_starts(tmp_path, change, 
 
 
 def test_the_concurrent_mix_stores_both_modes_with_every_job_validated(cluster, store):
-    """The mix runs its jobs one after the other and together; both are stored with every job validated."""
+    """The mix runs its jobs one after the other and together (YARN running every ApplicationMaster at once, the
+    share that allows it recorded); both are stored with every job validated."""
     experiment = model.parse({**EXPERIMENT, "workloads": ["pi"], "engines": ["spark"], "repetitions": 1,
                               "concurrent": {"engine": "spark", "workloads": ["wordcount", "pi"], "size": "4MB"}})
     mixes = [c for c in model.cells(experiment) if c.workload.startswith("mix-")]
@@ -167,5 +168,8 @@ def test_the_concurrent_mix_stores_both_modes_with_every_job_validated(cluster, 
         assert all(job["exit_status"] == 0 and job["wall_time_s"] > 0 for job in run.result["jobs"].values())
         assert {c.name.split(":")[0] for c in run.validity.checks} == {"wordcount", "pi"}
         assert run.cell["workload"] == run.workload
-    sequential = runs[0]
+    sequential, concurrent = runs
     assert sequential.wall_time_s >= max(j["wall_time_s"] for j in sequential.result["jobs"].values())
+    # YARN ran the jobs together (every ApplicationMaster at once), not queued behind each other.
+    assert concurrent.result["together_s"] > 0 > sequential.result["together_s"]
+    assert concurrent.configuration["capacity-scheduler"]["yarn.scheduler.capacity.maximum-am-resource-percent"]

@@ -11,6 +11,7 @@ The rendered values are returned too, so every run can record the configuration 
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from ..cluster.spec import ClusterSpec, NodeSpec
@@ -140,6 +141,14 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.eventLog.dir": f"file://{layout.spark_events}",
         },
     }
+    values["capacity-scheduler"] = {
+        **_shipped_properties("capacity-scheduler.xml"),
+        # The tarball's 10 % lets one ApplicationMaster run at a time on a few small nodes, so the
+        # 2026 seed's four jobs "submitted together" would run one after another; on its eight 8 GB
+        # workers 10 % held all four. Half the cluster's memory for AMs keeps the seed's behaviour
+        # on the smaller clusters this host emulates.
+        "yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
+    }
     if spec.web_uis == "loopback":
         # The driver's UI listens on every interface (or SPARK_LOCAL_IP, which moves the driver too);
         # sbclab reads a run's phases from its event log, so the UI is simply off.
@@ -176,6 +185,12 @@ def knob_overrides(knob_names) -> dict[str, dict[str, str]]:
     return found
 
 
+def _shipped_properties(name: str) -> dict[str, str]:
+    """The properties of a configuration file sbclab ships with the tarball's values."""
+    root = ElementTree.fromstring(resources.files(__package__).joinpath("files", name).read_text())
+    return {p.findtext("name"): p.findtext("value") for p in root.iter("property")}
+
+
 def _xml(properties: dict[str, str]) -> str:
     rows = "\n".join(f"  <property><name>{escape(k)}</name><value>{escape(v)}</value></property>"
                      for k, v in properties.items())
@@ -192,7 +207,6 @@ def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribu
         else:
             files[f"{file}.xml"] = _xml(properties)
     shipped = resources.files(__package__).joinpath("files")
-    for name in ("log4j.properties", "capacity-scheduler.xml"):
-        files[name] = shipped.joinpath(name).read_text()
+    files["log4j.properties"] = shipped.joinpath("log4j.properties").read_text()
     files["workers"] = "".join(w.address + "\n" for w in spec.worker_nodes)
     return values, files

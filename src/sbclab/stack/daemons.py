@@ -265,6 +265,11 @@ class Stack:
             return []
         return [app["id"] for app in apps]
 
+    def application(self, app_id: str) -> dict:
+        """A YARN application as the ResourceManager reports it (launchTime: its ApplicationMaster
+        started; times in epoch ms)."""
+        return self._get("rm_http", f"/ws/v1/cluster/apps/{app_id}")["app"]
+
     def history_job(self, job_id: str) -> tuple[dict, list[dict]]:
         """A finished MapReduce job and its tasks as the JobHistory server reports them (times in epoch ms)."""
         job = self._get("jhs_http", f"/ws/v1/history/mapreduce/jobs/{job_id}")["job"]

@@ -11,12 +11,33 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any
 
+import requests
+
 from ..errors import SbclabError
 from ..results.schema import BIG_DATA_ENGINES, Check
 from ..stack.clients import JobOutcome
 from .base import Attempt, RunContext, Workload
 
 PARTS = ("wordcount", "terasort", "grep", "pi")
+
+
+def _together(ctx: RunContext, job_ids: list[list[str]]) -> float | None:
+    """How long every job's ApplicationMaster was running at once, from the ResourceManager: YARN
+    queues applications beyond its ApplicationMaster share, so clients that wait together do not
+    prove that their jobs ran together. Negative when the last started after the first ended."""
+    spans = []
+    for ids in job_ids:
+        apps = [j.replace("job_", "application_") for j in ids if j.startswith(("job_", "application_"))]
+        try:
+            found = [ctx.stack.application(a) for a in apps]
+        except (requests.RequestException, KeyError, ValueError):
+            return None
+        if not found:
+            return None
+        spans.append((min(a["launchTime"] for a in found), max(a["finishedTime"] for a in found)))
+    if len(spans) < 2:
+        return None
+    return round((min(end for _, end in spans) - max(start for start, _ in spans)) / 1000, 3)
 
 
 class Mix(Workload):
@@ -76,6 +97,7 @@ class Mix(Workload):
                              job_ids=[j for a, _ in done.values() for j in a.outcome.job_ids])
         result = {"jobs": {name: {"wall_time_s": round(seconds, 3), "exit_status": a.outcome.exit_status,
                                   "job_ids": a.outcome.job_ids, **a.result} for name, (a, seconds) in done.items()}}
+        result["together_s"] = _together(ctx, [a.outcome.job_ids for a, _ in done.values()])
         return Attempt(outcome, [], result, counters={}, extra_logs={f"{name}.log": a.outcome.log
                                                                      for name, (a, _) in done.items()},
                        parts={name: a for name, (a, _) in done.items()})
