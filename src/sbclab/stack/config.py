@@ -137,6 +137,11 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.yarn.jars": f"local:{dist.spark_jars}/*",
             # Spark's jars carry their own (shaded) Hadoop client; don't mix in the cluster's.
             "spark.yarn.populateHadoopClasspath": "false",
+            # Jobs start only once every executor has registered: under small CPU quotas executors
+            # start slowly, and with Spark's defaults (80 %, 30 s) a "2-worker" job ran all its
+            # tasks on the one executor that was there first.
+            "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s",
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": f"file://{layout.spark_events}",
         },
