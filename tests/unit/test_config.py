@@ -115,3 +115,17 @@ def test_boards_keep_web_uis_on_loopback_unless_exposed(tmp_path, dist):
         assert on_worker["hdfs-site"]["dfs.namenode.rpc-address"] == f"{master.address}:8020"
         assert on_worker["hdfs-site"]["dfs.datanode.address"] == f"{worker.address}:9866"
         assert on_worker["mapred-site"]["mapreduce.jobhistory.address"] == f"{master.address}:10020"
+
+
+
+def test_spark_waits_for_every_executor_yarn_can_hold(tmp_path, dist):
+    _, stock = render(tmp_path / "stock", dist)
+    # Two workers of 5 GiB of containers: the two default executors (1 GiB + 384 MB, in 2 GiB
+    # containers) fit beside the ApplicationMaster, so a job waits for both.
+    assert stock["worker1"]["spark-defaults"]["spark.scheduler.minRegisteredResourcesRatio"] == "1"
+    small = spec.build(backend="emulated", workers=1, cores=2, memory_bytes=24 * GiB)
+    share = sizing.yarn_share(small.worker_nodes[0])[0]
+    fit = sizing.executors_that_fit(small, 1408, 896)
+    assert fit == (share - 1024) // 2048
+    values = config.settings(small, small.master, layout(tmp_path, small.master), dist)
+    assert float(values["spark-defaults"]["spark.scheduler.minRegisteredResourcesRatio"]) == min(1.0, fit / 2)

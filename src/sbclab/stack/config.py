@@ -137,10 +137,9 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.yarn.jars": f"local:{dist.spark_jars}/*",
             # Spark's jars carry their own (shaded) Hadoop client; don't mix in the cluster's.
             "spark.yarn.populateHadoopClasspath": "false",
-            # Jobs start only once every executor has registered: under small CPU quotas executors
-            # start slowly, and with Spark's defaults (80 %, 30 s) a "2-worker" job ran all its
-            # tasks on the one executor that was there first.
-            "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+            # Jobs start only once every executor YARN can hold has registered (the ratio is set
+            # below): under small CPU quotas executors start slowly, and with Spark's 30 s a
+            # "2-worker" job ran all its tasks on the one executor that was there first.
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s",
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": f"file://{layout.spark_events}",
@@ -162,7 +161,23 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         values[file].update(overrides)
     for file, overrides in knob_overrides(spec.knobs).items():
         values[file].update(overrides)
+    spark = values["spark-defaults"]
+    asked = int(spark.get("spark.executor.instances", SPARK_DEFAULT_EXECUTORS))
+    fit = sizing.executors_that_fit(spec, _spark_container_mb(spark.get("spark.executor.memory", "1g")),
+                                    _spark_container_mb(spark.get("spark.yarn.am.memory", "512m")))
+    spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", f"{min(1.0, fit / asked):.4g}" if asked else "1.0")
     return values
+
+
+SPARK_DEFAULT_EXECUTORS = 2  # spark.executor.instances on YARN without dynamic allocation
+
+
+def _spark_container_mb(memory: str) -> int:
+    """A Spark process's YARN container: its heap and the overhead Spark adds (10 %, at least 384 MB)."""
+    units = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+    text = memory.strip().lower().removesuffix("b")
+    heap = float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text) / 2**20
+    return int(heap + max(384, heap * 0.10))
 
 
 def jvm_flags(knob_names) -> list[str]:

@@ -47,3 +47,15 @@ def check(spec: ClusterSpec, where: str = "") -> None:
             yarn_share(worker)
         except SbclabError as err:
             raise SbclabError(f"{where}{worker.name}: {err.message}", err.hint) from err
+
+
+def executors_that_fit(spec: ClusterSpec, executor_mb: int, application_master_mb: int) -> int:
+    """Spark executors YARN can hold at once beside one application's master, each container
+    rounded up to whole minimum allocations (the capacity scheduler counts memory only)."""
+    def rounded(mb: int) -> int:
+        return -(-mb // MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
+    shares = sorted((yarn_share(w)[0] for w in spec.worker_nodes), reverse=True)
+    if not shares:
+        return 0
+    shares[0] -= rounded(application_master_mb)
+    return sum(max(0, share) // rounded(executor_mb) for share in shares)
