@@ -62,6 +62,15 @@ def test_stock_keeps_upstream_defaults_and_paper_sets_table_9_and_10(tmp_path, d
     assert paper["master"]["mapred-site"]["mapreduce.job.reduces"] == "2"
     assert paper["master"]["spark-defaults"]["spark.executor.instances"] == "2"
     assert paper["master"]["spark-defaults"]["spark.executor.cores"] == "2"
+    _, newest = render(tmp_path, dist, preset="paper-2026")
+    for file in ("hdfs-site", "mapred-site", "spark-defaults"):  # `paper` is the newest seed's
+        assert {k: v for k, v in newest["worker1"][file].items() if "/" not in v} == \
+               {k: v for k, v in paper["worker1"][file].items() if "/" not in v}
+    _, older = render(tmp_path / "paper-2021", dist, preset="paper-2021")
+    assert older["master"]["mapred-site"]["yarn.app.mapreduce.am.resource.mb"] == "3072"  # the 2021 seed's Table 11
+    assert older["master"]["mapred-site"]["mapreduce.reduce.memory.mb"] == "4096"
+    assert older["worker1"]["yarn-site"]["yarn.nodemanager.resource.memory-mb"] == "4096"
+    assert older["master"]["hdfs-site"]["dfs.replication"] == "3"
 
 
 def test_yarn_is_sized_from_the_profile(tmp_path, dist):
