@@ -123,3 +123,12 @@ def test_a_published_cell_matches_only_with_every_defining_parameter():
     assert not exact and found
     [spark] = reference.matches("pi", "spark", None, 2, "rpi5b", "nvme-p31-gen3", seeds)
     assert "slices" in spark.inferred
+
+
+def test_testdfsio_sizes_are_matched_in_each_seeds_meaning():
+    ten = {"files": 10}
+    per_file = reference.matches("dfsio-write", "hadoop", 10 * 10**9, 8, "rpi5b", "nvme-p31-gen3", ten)
+    assert per_file and all(p.seed == "leepark2026" and p.size_bytes == 10**9 for p in per_file)
+    assert not reference.matches("dfsio-write", "hadoop", 10**9, 8, "rpi5b", "nvme-p31-gen3", ten)
+    total = reference.matches("dfsio-write", "hadoop", 10**9, 5, "rpi4b-4gb", "ufs-usb3", ten)
+    assert total and all(p.seed == "leeohpark2021" and p.size_meaning == "total" for p in total)

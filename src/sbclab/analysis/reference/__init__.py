@@ -36,6 +36,7 @@ class Published:
     # What defines the run besides the dimensions (Pi's maps and samples), where the seed says it.
     parameters: dict[str, Any] = field(default_factory=dict)
     inferred: str = ""  # what of the cell the seed implies rather than prints
+    size_meaning: str = "total"  # TestDFSIO: "per-file" where the seed's size is each file's
 
     @property
     def size_bytes(self) -> int | None:
@@ -81,7 +82,8 @@ def published() -> tuple[Published, ...]:
                     row.pop(extra, None)
                 rows.append(Published(seed, raw["citation"], table["table"], table.get("title", ""), metric, unit,
                                       None if value is None else float(value), printed, row, notes,
-                                      dict(table.get("parameters") or {}), table.get("inferred", "")))
+                                      dict(table.get("parameters") or {}), table.get("inferred", ""),
+                                      table.get("size_meaning", "total")))
     return tuple(rows)
 
 
@@ -97,6 +99,15 @@ def same_parameters(p: Published, workload: str, parameters: dict[str, Any] | No
     return bool(p.parameters) and all(parameters.get(k) == v for k, v in p.parameters.items())
 
 
+def same_size(p: Published, size_bytes: int | None, parameters: dict[str, Any] | None) -> bool:
+    """A cell's size (sbclab's is the total a run processes) against the seed's, in the seed's meaning:
+    the 2026 seed printed TestDFSIO's size per file, the 2021 seed the total."""
+    if p.size_meaning == "per-file":
+        files = (parameters or {}).get("files")
+        return bool(files and size_bytes) and p.size_bytes == size_bytes // int(files)
+    return p.size_bytes == size_bytes
+
+
 def matches(workload: str, engine: str, size_bytes: int | None, workers: int, board: str, storage: str,
             parameters: dict[str, Any] | None = None) -> list[Published]:
     """Published wall times of the same workload, engine, size, worker count and defining parameters,
@@ -106,7 +117,7 @@ def matches(workload: str, engine: str, size_bytes: int | None, workers: int, bo
         d = p.dimensions
         if d.get("workload") != workload or d.get("engine") != engine or d.get("workers") != workers:
             continue
-        if workload != "pi" and p.size_bytes != size_bytes:
+        if workload != "pi" and not same_size(p, size_bytes, parameters):
             continue
         if d.get("board") not in (None, board) or d.get("storage") not in (None, storage):
             continue
