@@ -77,6 +77,17 @@ def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: floa
         sampler_cpu_pct=recorded.get("sampler_cpu_pct"))
 
 
+HOST_SENSORS = ("clock_mhz_min", "clock_mhz_mean", "temp_max_c")
+
+
+def _without_host_sensors(rows: list[dict]) -> None:
+    """An emulated node's clock and temperature are the host's: kept out of its figures, series,
+    plots and verdicts rather than shown as the board's."""
+    for r in rows:
+        for column in HOST_SENSORS:
+            r[column] = None
+
+
 def _power_column(rows: list[dict], intervals: list[power.Interval]) -> None:
     for r in rows:
         got = power.energy(intervals, r["t"] - r["dt"], r["t"])
@@ -113,6 +124,8 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     for name, recorded in raw.nodes.items():
         target = recorded["target"]
         rows, gaps = series.build(recorded["samples"], target, raw.interval_s)
+        if raw.emulated:
+            _without_host_sensors(rows)
         nodes[name] = node_figures(recorded, rows, gaps, start, end)
         node_spec = spec.node(name) if name != "host" else spec.master
         if target.get("scope") == "host" and spec.backend == "processes":
@@ -151,6 +164,8 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     if engine in ("hadoop", "spark"):  # node tools and MPI programs have no input beside their own files
         inter = intermediate.measure(raw.nodes, raw.datanodes, workers, start, end, engine, counters, input_bytes)
         intermediate.attach_engine_by_node(inter, engine_by_host or {}, spec)
+    if raw.emulated:
+        notes.append("emulated: the nodes' clock and temperature are this host's, so they are left out per node")
     phases = sorted(engine_phases, key=lambda p: p["start"])
     for offset_node, offset in raw.clock_offsets.items():
         if abs(offset["offset_s"]) > 1.0:
