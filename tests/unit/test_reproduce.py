@@ -11,6 +11,7 @@ from sbclab.analysis import reference, reproduction
 from sbclab.cli import main_group
 from sbclab.errors import SbclabError
 from sbclab.experiments import reproduce
+from sbclab.report import build, html
 from sbclab.results.store import load
 
 from .test_analysis import RESULTS
@@ -132,3 +133,14 @@ def test_testdfsio_sizes_are_matched_in_each_seeds_meaning():
     assert not reference.matches("dfsio-write", "hadoop", 10**9, 8, "rpi5b", "nvme-p31-gen3", ten)
     total = reference.matches("dfsio-write", "hadoop", 10**9, 5, "rpi4b-4gb", "ufs-usb3", ten)
     assert total and all(p.seed == "leeohpark2021" and p.size_meaning == "total" for p in total)
+
+
+def test_the_report_has_a_reproduction_section_recomputed_from_the_runs(tmp_path):
+    runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0], ("nvme-p31-gen3", 2): [1310.0, 1300.0]})
+    layout = reproduction.Layout(("storage",), ("workers",), "wall_time", ("speedup",))
+    reproduction.save_request(tmp_path, "leepark2026", "Table 16", layout, sizes={},
+                              parameters={"pi": {"maps": 100, "samples_per_map": 10000}}, circular=False, notes=[])
+    [found] = reproduction.from_results(tmp_path, runs)
+    assert found.at(("nvme-p31-gen3",), (2,)).runs == [r.run_id for r in runs[2:]]
+    page = html.render(build.build(tmp_path))
+    assert 'id="reproduction"' in page and "leepark2026 Table 16" in page and "holds" in page

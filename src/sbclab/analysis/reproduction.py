@@ -8,7 +8,9 @@ within TOLERANCE of our value; it differs otherwise; it is not measurable here w
 runs on each side.
 """
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..results.schema import RunRecord
@@ -230,3 +232,32 @@ def _label(values: tuple) -> str:
 
 SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte}
 
+
+
+def request_path(results: Path, seed: str, table: str) -> Path:
+    return Path(results) / "reproduction" / f"{seed}-{table.replace(' ', '').lower()}.json"
+
+
+def save_request(results: Path, seed: str, table: str, layout: Layout, *, sizes: dict[int, int],
+                 parameters: dict[str, Any], circular: bool, notes: list[str]) -> Path:
+    """What a reproduction compares, kept beside the runs, so a report recomputes it from them."""
+    path = request_path(results, seed, table)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    request = {"seed": seed, "table": table, "rows": layout.rows, "columns": layout.columns, "metric": layout.metric,
+               "shapes": layout.shapes, "sizes": {str(k): v for k, v in sizes.items()}, "parameters": parameters,
+               "circular": circular, "notes": notes}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(request, indent=1))
+    tmp.replace(path)
+    return path
+
+
+def from_results(results: Path, runs: list[RunRecord]) -> list[Reproduction]:
+    """Every reproduction requested in a results directory, recomputed from its stored runs."""
+    found = []
+    for path in sorted((Path(results) / "reproduction").glob("*.json")):
+        r = json.loads(path.read_text())
+        layout = Layout(tuple(r["rows"]), tuple(r["columns"]), r["metric"], tuple(r["shapes"]))
+        found.append(reproduce(r["seed"], r["table"], layout, runs, sizes={int(k): v for k, v in r["sizes"].items()},
+                               parameters=r["parameters"], circular=r["circular"], notes=r["notes"]))
+    return found

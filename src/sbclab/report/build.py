@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..analysis import reference
+from ..analysis import reference, reproduction
 from ..analysis.cells import Cell, CellKey, cluster_identity, clusters_in, exclusion_reason, group, status
 from ..analysis.derived import CellFigures, Comparison, Costs, engine_ratios, figures, speedups, storage_gains
 from ..analysis.verdicts import Verdict, verdict
@@ -50,6 +50,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     generated_at: str = ""
     command: list[str] = field(default_factory=list)
+    reproductions: list = field(default_factory=list)  # analysis.reproduction.Reproduction
 
     @property
     def excluded(self) -> list[tuple[RunRecord, str]]:
@@ -169,4 +170,5 @@ def build(results: Path, costs: Costs | None = None) -> Report:
     report = Report(Path(results), runs, cells, cell_figures, comparisons, {}, references, clusters, costs, warnings,
                     datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])
     report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
+    report.reproductions = reproduction.from_results(results, runs)
     return report

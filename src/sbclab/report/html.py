@@ -5,7 +5,7 @@ from pathlib import Path
 import jinja2
 
 from .. import atomic
-from ..analysis import reference
+from ..analysis import reference, reproduction
 from ..analysis.cells import cluster_identity
 from ..units import format_size
 from . import nodes, plots, tables
@@ -65,7 +65,7 @@ def render(report: Report) -> str:
         cost_column=f"energy_cost_per_year_{report.costs.currency.lower()}",
         commands=sorted({" ".join(r.command) for r in report.runs}),
         seeds=sorted({raw["citation"] for raw in reference.seeds().values()}),
-        num=_num, size=format_size)
+        tolerance=reproduction.TOLERANCE, num=_num, size=format_size)
 
 
 def write(report: Report, out: Path) -> dict[str, Path]:
