@@ -2,8 +2,8 @@
 
 import pytest
 
-from sbclab.cluster import spec
-from sbclab.monitor import measure
+from sbclab.cluster import nodeops, spec
+from sbclab.monitor import intermediate, measure
 from sbclab.monitor.recorder import RawRecording
 
 SHAPE = spec.build(backend="emulated", workers=1, cores=2, memory_bytes=24 * 2**30)
@@ -71,3 +71,11 @@ def test_a_nodes_swap_figure_is_its_cgroups_and_never_the_hosts_paging():
     details = {f.node: f.detail for f in m.flags if f.kind == "swap"}
     assert details["worker1"].startswith("worker1 swapped out 1.0 MiB")
     assert details["master"].startswith("the host swapped")
+
+
+def test_what_fstrim_discards_after_a_job_is_kept_as_the_seeds_intermediate_data():
+    assert nodeops._TRIMMED.search("/mnt/disk: 120 MiB (125829120 bytes) trimmed").group(1) == "125829120"
+    measured = {"nodes": {}, "notes": []}
+    intermediate.attach_trimmed(measured, {"worker1": 100, "worker2": 300}, input_bytes=200)
+    assert measured["trimmed_bytes"] == 400 and measured["trimmed_ratio"] == 2.0
+    assert measured["nodes"]["worker2"]["trimmed_bytes"] == 300

@@ -5,6 +5,7 @@ Each is a short shell command run through the transport, once per machine: nodes
 host (emulated, processes) share its page cache and /proc/stat, so one of them answers for all.
 """
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import SbclabError
@@ -15,6 +16,8 @@ from .transport import Transport
 _AS_ROOT = 'if [ "$(id -u)" = 0 ]; then as_root=""; else as_root="sudo -n"; fi; '
 _DROP_CACHES = _AS_ROOT + 'sync; echo 3 | $as_root tee /proc/sys/vm/drop_caches >/dev/null'
 _FSTRIM = _AS_ROOT + 'command -v fstrim >/dev/null && $as_root fstrim "$1"'
+_FSTRIM_VERBOSE = _AS_ROOT + 'command -v fstrim >/dev/null && $as_root fstrim -v "$1"'
+_TRIMMED = re.compile(r"\((\d+) bytes\) trimmed")
 _BUSY = 'head -n 1 /proc/stat; sleep "$1"; head -n 1 /proc/stat'
 
 
@@ -38,6 +41,26 @@ def _succeeded(transport: Transport, node: NodeSpec, argv: list[str], timeout_s:
 def drop_caches(transport: Transport) -> bool:
     """Drop every machine's page cache; False where that is not allowed (not root, no sudo)."""
     return all(_each(machines(transport), lambda n: _succeeded(transport, n, ["sh", "-c", _DROP_CACHES], 600)))
+
+
+def fstrim_bytes(transport: Transport) -> dict[str, int]:
+    """Trim each node's own data filesystem and say how many bytes each discarded: after a job on
+    filesystems trimmed just before it, the blocks its deleted files held (the 2026 seed's measure
+    of intermediate data). ext4 trims every free extent of a block group that saw a free, so this
+    counts somewhat more than the files' own bytes, as the seed's figure did."""
+    if not transport.own_filesystems:
+        return {}
+    nodes = list(transport.spec.nodes)
+
+    def trimmed(node: NodeSpec) -> int | None:
+        try:
+            done = transport.capture(node, ["sh", "-c", _FSTRIM_VERBOSE, "sh", str(transport.node_disk(node))],
+                                     timeout_s=600)
+        except (SbclabError, OSError):
+            return None
+        found = _TRIMMED.search(done.stdout.decode(errors="replace"))
+        return int(found.group(1)) if done.status == 0 and found else None
+    return {n.name: b for n, b in zip(nodes, _each(nodes, trimmed)) if b is not None}
 
 
 def fstrim(transport: Transport) -> list[str]:

@@ -72,7 +72,7 @@ def hadoop_jobs(outcome: JobOutcome) -> list[str]:
 
 def _measurements(cluster: Cluster, engine: str, outcome: JobOutcome, counters: dict, input_bytes: int | None,
                   logs: dict[str, Path], recording: RawRecording, idle_baseline: dict | None,
-                  history: Future | None):
+                  history: Future | None, trimmed: dict[str, int] | None = None):
     engine_phases = phases.from_commands(recording.commands)
     notes, engine_by_host = [], {}
     if hadoop_jobs(outcome):
@@ -88,7 +88,7 @@ def _measurements(cluster: Cluster, engine: str, outcome: JobOutcome, counters: 
     measured, document = measure.summarise(
         recording, start=outcome.started_at.timestamp(), end=outcome.finished_at.timestamp(),
         spec=cluster.spec, engine=engine, counters=counters, input_bytes=input_bytes, engine_phases=engine_phases,
-        idle_watts=idle, notes=notes, engine_by_host=engine_by_host)
+        idle_watts=idle, notes=notes, engine_by_host=engine_by_host, trimmed=trimmed)
     if idle_baseline:
         measured = measured.model_copy(update={"idle_baseline": idle_baseline})
     return measured, document
@@ -99,7 +99,8 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
               result: dict[str, Any] | None = None, counters: dict[str, dict[str, float]] | None = None,
               extra_logs: dict[str, Path] | None = None, repetition: int = 1, notes: list[str] | None = None,
               recording: RawRecording | None = None, input_bytes: int | None = None,
-              cell: dict[str, Any] | None = None, history: Future | None = None) -> RunRecord:
+              cell: dict[str, Any] | None = None, history: Future | None = None,
+              trimmed: dict[str, int] | None = None) -> RunRecord:
     """Keep the run's logs and measurements, then write its document atomically. `history` is the
     JobHistory server's answer for the run's Hadoop jobs when it was asked for already."""
     counters = counters if counters is not None else outcome.counters
@@ -115,7 +116,7 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
     measured = None
     if recording is not None:
         measured, series = _measurements(cluster, engine, outcome, counters, input_bytes, extra_logs, recording,
-                                         provenance_.idle_baseline, history)
+                                         provenance_.idle_baseline, history, trimmed)
         logs["series"] = str(store.write_series(run_id, series).relative_to(store.root))
         measured = measured.model_copy(update={"series": logs["series"]})
     run = RunRecord(

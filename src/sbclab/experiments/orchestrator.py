@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import workloads as registry
-from ..cluster import nodes, packages
+from ..cluster import nodeops, nodes, packages
 from ..cluster.inventory import BoardAccess
 from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
@@ -216,14 +216,16 @@ class Runner:
         started, start = datetime.now(timezone.utc), time.monotonic()
         try:
             return self.measure(workload, cell.engine, workload.parameters(cell.size_bytes, cell.parameters),
-                                cell.repetition, cell=cell.as_record(), notes=notes)
+                                cell.repetition, cell=cell.as_record(), notes=notes, trim_after=bool(reset.trimmed))
         except Exception as err:  # noqa: BLE001 - one cell's failure, whatever it is, must not end the experiment
             return self._failed(cell, err, started, start, notes)
 
     def measure(self, workload: Workload, engine: str, params: dict[str, Any], repetition: int = 1,
-                cell: dict[str, Any] | None = None, notes: list[str] = ()) -> RunRecord:
+                cell: dict[str, Any] | None = None, notes: list[str] = (), trim_after: bool = False) -> RunRecord:
         """One run down the checklist. Inputs made on the way (a TeraGen before a TeraSort) come
-        through here too, stored as runs of their own without the cell."""
+        through here too, stored as runs of their own without the cell. `trim_after`: the nodes'
+        filesystems were trimmed before the run, so trimming them after it measures what the job
+        wrote and deleted."""
         ctx = self.context()
         data = workload.prepare(ctx, engine, params)
         run_id = new_id(engine, workload.name)
@@ -235,6 +237,8 @@ class Runner:
                 # answer comes while the samplers take their last samples and the output is validated.
                 history = self._history.submit(phases.hadoop_from_history, self.cluster.stack,
                                                document.hadoop_jobs(attempt.outcome))
+        # Before validation, which reads and removes the output: what is discarded now is the job's own.
+        trimmed = nodeops.fstrim_bytes(self.cluster.transport) if trim_after and workload.needs_stack else None
         workload.validate(ctx, engine, run_id, params, data, attempt)
         parameters = {**params, **attempt.parameters}
         if data.get("run_id"):
@@ -244,7 +248,7 @@ class Runner:
             parameters=parameters, outcome=attempt.outcome, checks=attempt.checks, result=attempt.result,
             counters=attempt.counters, extra_logs=attempt.extra_logs, repetition=repetition,
             notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell,
-            history=history)
+            history=history, trimmed=trimmed)
         self.stored.append(run)
         return run
 

@@ -70,6 +70,18 @@ def measure(nodes: dict[str, dict], datanodes: list[dict], workers: list[str], s
             "notes": notes}
 
 
+def attach_trimmed(measured: dict, trimmed: dict[str, int], input_bytes: int | None) -> None:
+    """What fstrim discarded on each node right after the job, on filesystems trimmed right before
+    it: the 2026 seed's measure of intermediate data (Table 11 and its Discussion)."""
+    if not trimmed:
+        return
+    for node, discarded in trimmed.items():
+        measured["nodes"].setdefault(node, {})["trimmed_bytes"] = discarded
+    measured["trimmed_bytes"] = sum(trimmed.values())
+    if input_bytes:
+        measured["trimmed_ratio"] = round(measured["trimmed_bytes"] / input_bytes, 4)
+
+
 def attach_engine_by_node(measured: dict, by_host: dict[str, int], spec) -> None:
     """The engine's own figure per node, beside the device figure (hosts named by name or address)."""
     for host, written in by_host.items():

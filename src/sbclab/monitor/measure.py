@@ -116,7 +116,8 @@ def _cluster_power(per_node: dict[str, PowerFigures], intervals: dict[str, list]
 def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec, engine: str | None,
               counters: dict, input_bytes: int | None, engine_phases: list[dict],
               idle_watts: dict[str, float] | None = None, notes: list[str] | None = None,
-              engine_by_host: dict[str, int] | None = None) -> tuple[Measurements, dict]:
+              engine_by_host: dict[str, int] | None = None,
+              trimmed: dict[str, int] | None = None) -> tuple[Measurements, dict]:
     """The run's measurements over its window [start, end], and the series document to store."""
     notes = list(notes or [])
     idle_watts = idle_watts or {}
@@ -164,6 +165,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     if engine in ("hadoop", "spark"):  # node tools and MPI programs have no input beside their own files
         inter = intermediate.measure(raw.nodes, raw.datanodes, workers, start, end, engine, counters, input_bytes)
         intermediate.attach_engine_by_node(inter, engine_by_host or {}, spec)
+        intermediate.attach_trimmed(inter, trimmed or {}, input_bytes)
     if raw.emulated:
         notes.append("emulated: the nodes' clock and temperature are this host's, so they are left out per node")
     phases = sorted(engine_phases, key=lambda p: p["start"])

@@ -76,6 +76,9 @@ class Intermediate(_Part):
     device_ratio: float | None = None
     engine_bytes: float | None = None
     engine_ratio: float | None = None
+    # fstrim's discarded bytes after the job on filesystems trimmed before it (the 2026 seed's way).
+    trimmed_bytes: int | None = None
+    trimmed_ratio: float | None = None
     engine: dict[str, float] = {}
     notes: list[str] = []
 
