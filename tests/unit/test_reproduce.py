@@ -144,3 +144,10 @@ def test_the_report_has_a_reproduction_section_recomputed_from_the_runs(tmp_path
     assert found.at(("nvme-p31-gen3",), (2,)).runs == [r.run_id for r in runs[2:]]
     page = html.render(build.build(tmp_path))
     assert 'id="reproduction"' in page and "leepark2026 Table 16" in page and "holds" in page
+
+
+def test_a_cell_several_tables_print_is_shown_once_with_every_source():
+    found = reference.matches("wordcount", "hadoop", 2 * 10**9, 1, "rpi4b-4gb", "ufs-usb3")
+    assert len(found) == 2  # Table 12 and Table 22 (the desktop comparison) print the same cell
+    [(published, sources)] = reference.once(found)
+    assert published.value == 4930.2 and sorted(sources) == ["leeohpark2021 Table 12", "leeohpark2021 Table 22"]

@@ -90,12 +90,12 @@ def compare_command(results_dir):
                                           k.defining_parameters)
         if not found:
             shown.add_row(label, _fmt(ours), "—", "no published result for this workload and engine", "", "")
-        for p in found:
+        for p, sources in reference.once(found):
             where = ", ".join(f"{d} {p.dimensions[d]}" for d in ("size", "workers", "board", "storage")
                               if d in p.dimensions)
             match = ("same cell" + (f" (inferred: {p.inferred})" if p.inferred else "") if exact
                      else f"nearest: {_differs(k, p)}")
-            shown.add_row(label, _fmt(ours), f"{p.printed} {p.unit}", f"{p.source} ({where})",
+            shown.add_row(label, _fmt(ours), f"{p.printed} {p.unit}", f"{', '.join(sources)} ({where})",
                           _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"), match)
     console.print(shown)
     if report.emulated:

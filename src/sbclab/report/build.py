@@ -20,6 +20,7 @@ from ..results.store import load_runs
 class ReferenceMatch:
     figures: CellFigures
     published: reference.Published
+    sources: list[str] = field(default_factory=list)  # every table that prints this cell
 
     @property
     def ratio(self) -> float | None:
@@ -32,7 +33,9 @@ class ReferenceMatch:
         return {"cell": key.label(with_cluster), "emulated": self.figures.cell.emulated, "scale_factor": self.figures.cell.scale_factor,
                 "ours_s": self.figures.wall_time.mean if self.figures.wall_time else None,
                 "published_s": self.published.seconds, "published_printed": f"{self.published.printed} {self.published.unit}",
-                "source": self.published.source, "citation": self.published.citation, "ratio": self.ratio,
+                "source": ", ".join(self.sources or [self.published.source]) + (
+                    f" (inferred: {self.published.inferred})" if self.published.inferred else ""),
+                "citation": self.published.citation, "ratio": self.ratio,
                 "published_notes": self.published.notes}
 
 
@@ -164,9 +167,10 @@ def build(results: Path, costs: Costs | None = None) -> Report:
     references = []
     for f in cell_figures:
         k = f.cell.key
-        for p in reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage,
-                                   k.defining_parameters):
-            references.append(ReferenceMatch(f, p))
+        found = reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage,
+                                  k.defining_parameters)
+        for p, sources in reference.once(found):
+            references.append(ReferenceMatch(f, p, sources))
     report = Report(Path(results), runs, cells, cell_figures, comparisons, {}, references, clusters, costs, warnings,
                     datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])
     report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}

@@ -99,6 +99,19 @@ def same_parameters(p: Published, workload: str, parameters: dict[str, Any] | No
     return bool(p.parameters) and all(parameters.get(k) == v for k, v in p.parameters.items())
 
 
+def once(found: list[Published]) -> list[tuple[Published, list[str]]]:
+    """Published cells that several tables repeat (the 2021 seed's Table 20 repeats Table 14's RPi 4B
+    column), each once with all its sources."""
+    kept: dict[tuple, tuple[Published, list[str]]] = {}
+    for p in found:
+        key = (p.seed, p.metric, p.unit, p.value, tuple(sorted((k, str(v)) for k, v in p.dimensions.items())))
+        if key in kept:
+            kept[key][1].append(p.source)
+        else:
+            kept[key] = (p, [p.source])
+    return list(kept.values())
+
+
 def same_size(p: Published, size_bytes: int | None, parameters: dict[str, Any] | None) -> bool:
     """A cell's size (sbclab's is the total a run processes) against the seed's, in the seed's meaning:
     the 2026 seed printed TestDFSIO's size per file, the 2021 seed the total."""
