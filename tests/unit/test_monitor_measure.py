@@ -79,3 +79,16 @@ def test_what_fstrim_discards_after_a_job_is_kept_as_the_seeds_intermediate_data
     intermediate.attach_trimmed(measured, {"worker1": 100, "worker2": 300}, input_bytes=200)
     assert measured["trimmed_bytes"] == 400 and measured["trimmed_ratio"] == 2.0
     assert measured["nodes"]["worker2"]["trimmed_bytes"] == 300
+
+
+def test_one_meter_for_the_whole_cluster_is_counted_once(tmp_path):
+    log = tmp_path / "meter.csv"
+    log.write_text("time,watts\n" + "".join(f"{t},{30.0}\n" for t in range(100, 121)))
+    raw = recording()
+    raw.power["cluster"] = {"spec": {"source": "csv", "path": str(log)}, "polled": {}}
+    m, _ = measure.summarise(raw, start=105.0, end=115.0, spec=SHAPE, engine="spark", counters={},
+                             input_bytes=10**7, engine_phases=[], idle_watts={"cluster": 20.0})
+    assert m.cluster_power.sources == {"cluster": "csv"} and m.cluster_power.estimate is False
+    assert m.cluster_power.avg_w == pytest.approx(30.0)  # the meter's, not the nodes' model watts added to it
+    assert m.cluster_power.energy_above_idle_j == pytest.approx(100.0)
+    assert any("counted once" in n for n in m.notes)

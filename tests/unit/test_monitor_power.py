@@ -195,3 +195,11 @@ def test_a_plug_is_polled_into_its_file_and_errors_are_redacted(tmp_path):
     assert (tmp_path / "worker1" / "r.plug.jsonl").read_text().count("23.61") >= len(kept["samples"])
     failed = pollers[1].collected()
     assert not failed["samples"] and failed["errors"] and "s3cr3t" not in " ".join(failed["errors"])
+
+
+def test_a_whole_cluster_meter_must_be_read_by_this_host():
+    settings = MonitorSettings(power={"cluster": {"source": "csv", "path": "/tmp/meter.csv"}})
+    assert settings.cluster_meter.source == "csv" and settings.power_for("worker1").source == "model"
+    settings.check_nodes(["master", "worker1"])  # 'cluster' is not a node name the cluster must have
+    with pytest.raises(ValidationError, match="read by this host"):
+        MonitorSettings(power={"cluster": {"source": "rapl"}})

@@ -8,6 +8,7 @@ from ..cluster.spec import ClusterSpec
 from ..results.measurements import ClusterPower, Flag, Intermediate, Measurements, NodeFigures, PowerFigures
 from . import health, intermediate, power, series
 from .recorder import RawRecording
+from .settings import CLUSTER_METER
 
 SERIES_COLUMNS = (*series.COLUMNS, "power_w")
 
@@ -88,6 +89,27 @@ def _without_host_sensors(rows: list[dict]) -> None:
             r[column] = None
 
 
+def _cluster_meter(raw: RawRecording, spec: ClusterSpec, start: float, end: float,
+                   idle_w: float | None) -> PowerFigures | None:
+    """The whole-cluster meter's figures over the run, where the recording has one."""
+    recorded = raw.power.get(CLUSTER_METER)
+    if recorded is None:
+        return None
+    result = power.for_node(recorded, {}, [], [], spec.board, raw.interval_s)
+    got = power.energy(result.intervals, start, end)
+    above = None
+    if idle_w is not None and got["energy_j"] is not None:
+        above = round(got["energy_j"] - idle_w * (end - start) * got["coverage"], 3)
+    return PowerFigures(source=result.source, estimate=result.estimate, idle_w=idle_w, energy_above_idle_j=above,
+                        notes=result.notes, **got)
+
+
+def _metered(meter: PowerFigures) -> ClusterPower:
+    return ClusterPower(energy_j=meter.energy_j, avg_w=meter.avg_w, peak_w=meter.peak_w, idle_w=meter.idle_w,
+                        energy_above_idle_j=meter.energy_above_idle_j, sources={CLUSTER_METER: meter.source},
+                        estimate=meter.estimate)
+
+
 def _power_column(rows: list[dict], intervals: list[power.Interval]) -> None:
     for r in rows:
         got = power.energy(intervals, r["t"] - r["dt"], r["t"])
@@ -160,6 +182,11 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
                         "sampler": {k: v for k, v in (recorded["header"] or {}).items() if k != "target"},
                         "device": target.get("device"), "interface": (target.get("interface") or {}).get("name"),
                         "cpu_capacity_cores": target.get("cpu_capacity"), "cores": target.get("cores")}
+    metered = _cluster_meter(raw, spec, start, end, idle_watts.get(CLUSTER_METER))
+    if metered is not None:
+        per_power[CLUSTER_METER] = metered
+        notes.append("one meter measured the whole cluster: the cluster's power is that meter's, counted once; "
+                     "the nodes' own figures are beside it, not added to it")
     workers = [n.name for n in spec.worker_nodes]
     inter = None
     if engine in ("hadoop", "spark"):  # node tools and MPI programs have no input beside their own files
@@ -176,7 +203,8 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
         hz=round(1 / raw.interval_s, 4), window={"start": round(start, 3), "end": round(end, 3)},
         clock_offsets=raw.clock_offsets, phases=phases, nodes=nodes,
         intermediate=Intermediate(**inter) if inter else None, power=per_power,
-        cluster_power=_cluster_power(per_power, intervals, start, end, raw.interval_s) if per_power else None,
+        cluster_power=(_metered(metered) if metered is not None else
+                       _cluster_power(per_power, intervals, start, end, raw.interval_s) if per_power else None),
         flags=[Flag(**f) for f in flags], notes=notes)
     document = {"run_id": raw.run_id, "interval_s": raw.interval_s, "emulated": raw.emulated,
                 "window": measurements.window, "columns": list(SERIES_COLUMNS), "nodes": stored,

@@ -25,7 +25,7 @@ from ..cluster.transport import Transport
 from ..errors import SbclabError
 from . import sampling
 from .power import Poller
-from .settings import MonitorSettings
+from .settings import CLUSTER_METER, MonitorSettings
 
 
 @dataclass
@@ -100,6 +100,13 @@ class Recorder:
             if poller is not None:
                 self.pollers[name] = poller
                 poller.start()
+        meter = self.settings.cluster_meter
+        if meter is not None:
+            poller = meter.poller(self.interval, sampling.collected_dir(self.transport, self.transport.spec.master),
+                                  f"{self.run_id}-{CLUSTER_METER}")
+            if poller is not None:
+                self.pollers[CLUSTER_METER] = poller
+                poller.start()
         launched = _each(self.samplers, _launch)
         failed = [err for err in launched.values() if err is not None]
         if failed:
@@ -130,6 +137,10 @@ class Recorder:
             poller = self.pollers.get(sampler.name)
             power[sampler.name] = {"spec": self.settings.power_for(sampler.name).shown(),
                                    "polled": poller.collected() if poller is not None else {}}
+        meter = self.settings.cluster_meter
+        if meter is not None:
+            poller = self.pollers.get(CLUSTER_METER)
+            power[CLUSTER_METER] = {"spec": meter.shown(), "polled": poller.collected() if poller is not None else {}}
         nodes = {}
         for sampler in self.samplers:
             path = sampler.handle.samples_file()

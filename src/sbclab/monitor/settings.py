@@ -12,6 +12,9 @@ from ..errors import SbclabError
 from .power import FALLBACK, SOURCES, Poller, PowerSource, Redacted
 
 POWER_SOURCES = tuple(SOURCES)
+# The power entry of a meter that measures the whole cluster at once (one plug for every node, as
+# two of the seeds metered): counted once for the cluster, never added to the nodes' figures.
+CLUSTER_METER = "cluster"
 
 
 class _PowerSpec(BaseModel):
@@ -77,17 +80,30 @@ class MonitorSettings(BaseModel):
     hz: float = Field(1.0, ge=0.2, le=10, description="samples per second on every node")
     margin_s: float = Field(1.0, ge=0, le=60, description="sampling before the job starts and after it ends")
     idle_baseline_s: float = Field(10.0, ge=0, le=3600, description="idle sampling before a suite; 0 skips it")
-    power: dict[str, PowerSpec] = Field(default_factory=dict, description="'default' or a node name -> source")
+    power: dict[str, PowerSpec] = Field(default_factory=dict,
+                                        description="'default', a node name or 'cluster' (one meter for all) -> source")
+
+    @model_validator(mode="after")
+    def _cluster_meter_is_read_here(self):
+        meter = self.power.get(CLUSTER_METER)
+        if meter is not None and (meter.source == FALLBACK or meter.node_side() is not None):
+            raise ValueError(f"the '{CLUSTER_METER}' meter measures every node at once, so it must be read by this "
+                             f"host (http-plug or csv), not '{meter.source}'")
+        return self
 
     def power_for(self, node: str) -> PowerSpec:
         return self.power.get(node) or self.power.get("default") or PowerSpec()
 
+    @property
+    def cluster_meter(self) -> PowerSpec | None:
+        return self.power.get(CLUSTER_METER)
+
     def check_nodes(self, names: list[str]) -> None:
         """Refuse power sources for nodes the cluster does not have (a typo would silently use the model)."""
-        unknown = [n for n in self.power if n != "default" and n not in names]
+        unknown = [n for n in self.power if n not in ("default", CLUSTER_METER) and n not in names]
         if unknown:
             raise SbclabError(f"Power sources are given for {', '.join(unknown)}, which the cluster does not have.",
-                              f"Name its nodes ({', '.join(names)}) or 'default'.")
+                              f"Name its nodes ({', '.join(names)}), 'default' or '{CLUSTER_METER}'.")
 
 
 OFF = MonitorSettings(enabled=False)
