@@ -138,3 +138,10 @@ def test_spark_waits_for_every_executor_yarn_can_hold(tmp_path, dist):
     assert fit == (share - 1024) // 2048
     values = config.settings(small, small.master, layout(tmp_path, small.master), dist)
     assert float(values["spark-defaults"]["spark.scheduler.minRegisteredResourcesRatio"]) == min(1.0, fit / 2)
+
+
+def test_an_experiments_own_settings_are_set_over_the_preset(tmp_path, dist):
+    s = spec.build(backend="emulated", preset="paper", workers=2, cores=2, memory_bytes=24 * GiB).model_copy(
+        update={"settings": (("hdfs-site", "dfs.blocksize", "16777216"), ("hdfs-site", "dfs.replication", "2"))})
+    values = config.settings(s, s.master, layout(tmp_path, s.master), dist)
+    assert values["hdfs-site"]["dfs.blocksize"] == "16777216" and values["hdfs-site"]["dfs.replication"] == "2"

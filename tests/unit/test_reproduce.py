@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from sbclab.analysis import reference, reproduction
 from sbclab.cli import main_group
 from sbclab.errors import SbclabError
-from sbclab.experiments import reproduce
+from sbclab.experiments import plan, reproduce
 from sbclab.report import build, html
 from sbclab.results.store import load
 
@@ -151,3 +151,17 @@ def test_a_cell_several_tables_print_is_shown_once_with_every_source():
     assert len(found) == 2  # Table 12 and Table 22 (the desktop comparison) print the same cell
     [(published, sources)] = reference.once(found)
     assert published.value == 4930.2 and sorted(sources) == ["leeohpark2021 Table 12", "leeohpark2021 Table 22"]
+
+
+def test_a_scaled_down_table_scales_the_block_size_with_its_data(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2026")
+    planned = reproduce.plan_table(seed.tables["table13"], seed, repetitions=1, sizes=None, backend="emulated",
+                                   on_boards=False, workers=[2])
+    [experiment] = planned.experiments
+    block = int(experiment.cluster.settings["hdfs-site"]["dfs.blocksize"])
+    smallest = min(planned.sizes.values())
+    # the seed's 1 GB in 128 MiB blocks is 8 maps' worth; ours keeps about that many blocks
+    assert 7 <= smallest / block <= 9 and "block size" in planned.notes[0]
+    found = plan.prepare(experiment, "/nonexistent")
+    assert all(("hdfs-site", "dfs.blocksize", str(block)) in s.settings for s in found.specs.values())

@@ -79,6 +79,9 @@ class ClusterSpec(BaseModel):
     web_uis: Literal["cluster", "loopback"] = "cluster"
     # Cluster knobs asked for by name (cluster/knobs.py CLUSTER_KNOBS): crc-off, fstrim.
     knobs: tuple[str, ...] = ()
+    # (file, property, value) the stack sets over its preset, as strings this layer only carries:
+    # an experiment's own settings, or the HDFS block size a scaled-down reproduction scales too.
+    settings: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def master(self) -> NodeSpec:

@@ -18,6 +18,7 @@ from .. import workloads as registry
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
+from ..stack.config import SETTINGS_FILES
 from ..stack.presets import PRESETS
 from ..units import format_size, parse_size
 
@@ -52,6 +53,16 @@ class ClusterSettings(BaseModel):
     scale: float | None = Field(None, gt=0, le=1)
     timeout_s: float = Field(240, gt=0)
     knobs: list[str] = Field(default_factory=list, description="cluster knobs (crc-off, fstrim)")
+    settings: dict[Literal[SETTINGS_FILES], dict[str, str]] = Field(
+        default_factory=dict, description="stack properties set over the preset, by file: {hdfs-site: {dfs.blocksize: ...}}")
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _settings_as_text(cls, value):
+        if isinstance(value, dict):
+            return {f: {str(k): str(v) for k, v in (props or {}).items()} if isinstance(props, dict) else props
+                    for f, props in value.items()}
+        return value
 
 
 class Concurrent(BaseModel):

@@ -134,7 +134,7 @@ def _preflight_boards(found: plan.Plan, spec: ClusterSpec, boards: BoardAccess, 
 
 
 def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
-    keep = ("backend", "preset", "board", "storage", "workers")
+    keep = ("backend", "preset", "board", "storage", "workers", "settings")
     return all(getattr(a, k) == getattr(b, k) for k in keep)
 
 

@@ -66,7 +66,8 @@ def backend_for(given: str | None, say) -> str:
 
 def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, backend: str,
              subnet: str, disk_size: int | None = None, scale_factor: float | None = None,
-             memory_factor: float | None = None, knobs: tuple[str, ...] = (), say=lambda message: None) -> ClusterSpec:
+             memory_factor: float | None = None, knobs: tuple[str, ...] = (),
+             settings: dict[str, dict[str, str]] | None = None, say=lambda message: None) -> ClusterSpec:
     """A cluster of `workers` workers of one board and medium, shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
@@ -74,7 +75,12 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
     built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
                                workers=workers, subnet=subnet, disk_bytes=disk_size or cluster_spec.DEFAULT_DISK_BYTES,
                                calibration=host, scale_factor=scale_factor, memory_factor=memory_factor)
-    return built.model_copy(update={"knobs": tuple(knobs)})
+    return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings)})
+
+
+def as_spec_settings(settings: dict[str, dict[str, str]] | None) -> tuple[tuple[str, str, str], ...]:
+    return tuple((file, name, value) for file, props in sorted((settings or {}).items())
+                 for name, value in sorted(props.items()))
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         rebuild = functools.partial(spec_for, name=settings.name, workers=cell.workers, board=cell.board,
                                     storage=cell.storage, preset=cell.preset, backend=backend, subnet=settings.subnet,
                                     disk_size=disk_per_node(experiment, cell.workers), knobs=tuple(settings.knobs),
-                                    say=say)
+                                    settings=settings.settings, say=say)
         try:
             shapes[cell.shape] = (cell, rebuild, rebuild(scale_factor=settings.scale))
         except SbclabError as err:
@@ -190,7 +196,8 @@ def _board_specs(found: Plan) -> None:
         try:
             spec = cluster_spec.from_inventory(inventory.first_workers(cell.workers), name=found.experiment.cluster.name,
                                                preset=cell.preset)
-            spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs)})
+            spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs),
+                                           "settings": as_spec_settings(found.experiment.cluster.settings)})
             if not found.bare:
                 lifecycle.check(spec)
         except SbclabError as err:

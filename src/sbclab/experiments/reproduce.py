@@ -17,7 +17,8 @@ from ..units import format_size, parse_size
 from . import plan
 from .model import ClusterSettings, Experiment, parse
 
-MIN_SIZE = 2**20
+MIN_SIZE = 2**20  # also HDFS's smallest block (dfs.namenode.fs-limits.min-block-size)
+SEEDS_BLOCK_SIZE = 128 * 2**20  # HDFS's default, which the seeds kept
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,14 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
             elif backend == "emulated":
                 factor = _shared_factor(raw)
                 ran = [max(MIN_SIZE, int(t * factor) // MIN_SIZE * MIN_SIZE) for t in totals]
+                # The block size scaled with the data, so a job has as many map tasks (and waves per
+                # node) as the seed's had at its size.
+                block = max(MIN_SIZE, int(SEEDS_BLOCK_SIZE * factor) // MIN_SIZE * MIN_SIZE)
+                raw["cluster"]["settings"] = {"hdfs-site": {"dfs.blocksize": str(block)}}
                 planned.notes.append(f"the seed's sizes scaled by the emulation's factor {factor:.4g}: "
-                                     + ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in zip(totals, ran)))
+                                     + ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in zip(totals, ran))
+                                     + f"; the HDFS block size with them: {format_size(SEEDS_BLOCK_SIZE)} -> "
+                                       f"{format_size(block)}")
             else:
                 ran = totals
             raw["sizes"] = ran

@@ -161,6 +161,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         values[file].update(overrides)
     for file, overrides in knob_overrides(spec.knobs).items():
         values[file].update(overrides)
+    for file, name, value in spec.settings:
+        values[file][name] = value
     spark = values["spark-defaults"]
     asked = int(spark.get("spark.executor.instances", SPARK_DEFAULT_EXECUTORS))
     fit = sizing.executors_that_fit(spec, _spark_container_mb(spark.get("spark.executor.memory", "1g")),
@@ -169,6 +171,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
     return values
 
 
+# The files whose properties an experiment may set over the preset (ClusterSpec.settings).
+SETTINGS_FILES = ("core-site", "hdfs-site", "yarn-site", "mapred-site", "capacity-scheduler", "spark-defaults")
 SPARK_DEFAULT_EXECUTORS = 2  # spark.executor.instances on YARN without dynamic allocation
 
 
