@@ -85,9 +85,10 @@ def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any])
     if metric == "hdfs_avg_io_rate":
         return run.result.get("average_io_rate_mb_s")
     if metric == "intermediate_data":
-        # The seed's own method first: what fstrim discarded after the job.
+        # The seed's method only (what fstrim discarded after the job): mixing it with the engine's
+        # counters in one mean would average two different quantities.
         measured = run.measurements.intermediate if run.measurements else None
-        found = measured and (measured.trimmed_bytes if measured.trimmed_bytes is not None else measured.engine_bytes)
+        found = measured.trimmed_bytes if measured else None
         return None if found is None else found / _UNIT_BYTES.get(unit, 1.0)
     if metric == "sysbench_events_per_s":
         by_threads = run.result.get("events_per_s") or {}
@@ -111,7 +112,8 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         want = sizes.get(p.size_bytes, p.size_bytes)
         if int(run.parameters.get("size_bytes") or 0) != want:
             return False
-    return all(run.parameters.get(k) == v for k, v in parameters.get(run.workload, {}).items())
+    return (reference.same_parameters(p, run.workload, run.parameters)
+            and all(run.parameters.get(k) == v for k, v in parameters.get(run.workload, {}).items()))
 
 
 def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, sizes: dict[int, int] | None = None,
@@ -140,8 +142,8 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
                            "rates are not comparable with the boards', only the shapes are judged")
     if layout.metric == "intermediate_data":
         found.notes.append("intermediate data: ours is what fstrim discarded after each job on filesystems trimmed "
-                           "before it (the seed's method), else the engine's counters where no trim could run; each "
-                           "run keeps both beside the device writes")
+                           "before it (the seed's method); runs without it (no filesystem of their own) are left "
+                           "out here and keep the engine's and the device's figures in their documents")
     if circular:
         found.notes.append("circular: the published values are the inputs of the emulator's board and medium profiles; "
                            "matching them shows the shaping works, it reproduces nothing")
