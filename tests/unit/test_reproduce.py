@@ -112,7 +112,9 @@ def test_the_command_renders_stored_runs_without_running_again(tmp_path, monkeyp
     assert done.exit_code == 0, (done.output, done.exception)
     assert "Table 16" in done.output and "holds" in done.output
     rows = list(csv.reader(open(tmp_path / "reproduction" / "leepark2026-table16.csv")))
-    assert rows[0][:3] == ["storage", "workers", "published"] and any(r[-1] == "holds" for r in rows)
+    assert rows[0][:3] == ["storage", "workers", "published"] and all(len(r) == len(rows[0]) for r in rows)
+    shapes = list(csv.reader(open(tmp_path / "reproduction" / "leepark2026-table16-shapes.csv")))
+    assert shapes[0][:2] == ["kind", "shape"] and any(r[6] == "holds" for r in shapes)
 
 
 def test_a_published_cell_matches_only_with_every_defining_parameter():

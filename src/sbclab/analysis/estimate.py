@@ -57,10 +57,10 @@ def work(workload: str, size_bytes: int | None, parameters: dict[str, Any]) -> f
 
 
 def _observed(runs: Iterable[RunRecord]) -> dict[tuple[str, str], list[tuple[float, float]]]:
-    """(work per worker, board-seconds) of every valid stored run, by workload and engine."""
+    """(work per worker, board-seconds) of every stored run fit for headline figures, by workload and engine."""
     found: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for run in runs:
-        if not run.valid or run.wall_time_s <= 0:
+        if not run.headline or run.wall_time_s <= 0:
             continue
         workers = int(run.parameters.get("nodes") or run.cluster.workers)
         size = run.parameters.get("size_bytes")

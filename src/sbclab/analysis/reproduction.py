@@ -8,11 +8,13 @@ within TOLERANCE of our value; it differs otherwise; it is not measurable here w
 runs on each side.
 """
 
+import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import atomic
 from ..results.schema import RunRecord
 from ..units import format_size
 from . import reference, stats
@@ -240,22 +242,46 @@ SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_pe
 
 
 
-def request_path(results: Path, seed: str, table: str) -> Path:
-    return Path(results) / "reproduction" / f"{seed}-{table.replace(' ', '').lower()}.json"
+def request_path(results: Path, seed: str, table: str, suffix: str = ".json") -> Path:
+    return Path(results) / "reproduction" / f"{seed}-{table.replace(' ', '').lower()}{suffix}"
 
 
 def save_request(results: Path, seed: str, table: str, layout: Layout, *, sizes: dict[int, int],
                  parameters: dict[str, Any], circular: bool, notes: list[str]) -> Path:
     """What a reproduction compares, kept beside the runs, so a report recomputes it from them."""
     path = request_path(results, seed, table)
-    path.parent.mkdir(parents=True, exist_ok=True)
     request = {"seed": seed, "table": table, "rows": layout.rows, "columns": layout.columns, "metric": layout.metric,
                "shapes": layout.shapes, "sizes": {str(k): v for k, v in sizes.items()}, "parameters": parameters,
                "circular": circular, "notes": notes}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(request, indent=1))
-    tmp.replace(path)
+    atomic.write_text(path, json.dumps(request, indent=1))
     return path
+
+
+def save_csv(found: Reproduction, results: Path) -> tuple[Path, Path]:
+    """The table (one line per cell, in the seed's dimensions) and its shapes, as two CSV files beside the request."""
+    cells = request_path(results, found.seed, found.table, ".csv")
+    with atomic.open_for_write(cells, "w") as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([*found.layout.rows, *found.layout.columns, "published", "printed", "unit", "ours_mean",
+                         "ours_ci_low", "ours_ci_high", "n", "scale_factor", "runs"])
+        for e in found.entries:
+            o = e.ours
+            writer.writerow([*e.row, *e.column, e.published.value, e.published.printed, e.published.unit,
+                             _blank(o and o.mean), _blank(o and o.ci_low), _blank(o and o.ci_high), o.n if o else 0,
+                             _blank(e.scale_factor), " ".join(e.runs)])
+    shapes = request_path(results, found.seed, found.table, "-shapes.csv")
+    with atomic.open_for_write(shapes, "w") as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["kind", "shape", "published", "ours", "ours_ci_low", "ours_ci_high", "verdict", "detail"])
+        for sh in found.shapes:
+            d = sh.ours
+            writer.writerow([sh.kind, sh.label, sh.published, _blank(d and d.value), _blank(d and d.ci_low),
+                             _blank(d and d.ci_high), sh.verdict, sh.detail])
+    return cells, shapes
+
+
+def _blank(value: float | None) -> Any:
+    return "" if value is None else value
 
 
 def from_results(results: Path, runs: list[RunRecord]) -> list[Reproduction]:

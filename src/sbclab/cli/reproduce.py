@@ -1,7 +1,6 @@
 """`sbclab reproduce SEED [TABLE ...]`: a seed's tables run as built-in experiments, then set beside
 the published ones in the seed's own layout, with the seed's conclusions judged as shapes."""
 
-import csv
 import sys
 from pathlib import Path
 
@@ -10,7 +9,6 @@ import click
 from ..analysis import reproduction
 from ..analysis.reproduction import Layout, Reproduction
 from ..cluster import inventory
-from ..errors import SbclabError
 from ..experiments import orchestrator, plan, reproduce
 from ..experiments.display import ProgressDisplay
 from ..results.store import ResultsStore
@@ -58,23 +56,7 @@ def render(found: Reproduction, where: Path) -> Path:
                              for s in found.shapes], fold=True))
     for note in found.notes:
         console.print(f"[dim]{note}[/dim]")
-    path = where / "reproduction" / f"{found.seed}-{found.table.replace(' ', '').lower()}.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as out:
-        writer = csv.writer(out)
-        writer.writerow([*found.layout.rows, *found.layout.columns, "published", "printed", "unit", "ours_mean",
-                         "ours_ci_low", "ours_ci_high", "n", "scale_factor", "runs"])
-        for e in found.entries:
-            o = e.ours
-            writer.writerow([*e.row, *e.column, e.published.value, e.published.printed, e.published.unit,
-                             o.mean if o else "", o.ci_low if o and o.ci_low is not None else "",
-                             o.ci_high if o and o.ci_high is not None else "", o.n if o else 0,
-                             e.scale_factor or "", " ".join(e.runs)])
-        for s in found.shapes:
-            writer.writerow([f"shape: {s.kind}", s.label, "", s.published, "", "", s.ours.value if s.ours else "",
-                             s.ours.ci_low if s.ours and s.ours.ci_low is not None else "",
-                             s.ours.ci_high if s.ours and s.ours.ci_high is not None else "", "", "", s.verdict])
-    return path
+    return reproduction.save_csv(found, where)[0]
 
 
 def _shown(value) -> str:
