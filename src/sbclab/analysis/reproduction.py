@@ -17,7 +17,7 @@ from typing import Any
 from .. import atomic
 from ..results.schema import RunRecord
 from ..units import format_size
-from . import reference, stats
+from . import reference, scaling, stats
 from .cells import status
 
 TOLERANCE = 0.20
@@ -42,6 +42,8 @@ class Entry:
     ours: stats.Estimate | None
     runs: list[str] = field(default_factory=list)
     scale_factor: float | None = None
+    values: list[float] = field(default_factory=list)  # ours, one per run
+    work_ratio: float = 1.0  # the seed's work / the work we ran (Pi maps x samples, bytes)
 
 
 @dataclass
@@ -114,8 +116,25 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         want = sizes.get(p.size_bytes, p.size_bytes)
         if int(run.parameters.get("size_bytes") or 0) != want:
             return False
-    return (reference.same_parameters(p, run.workload, run.parameters)
-            and all(run.parameters.get(k) == v for k, v in parameters.get(run.workload, {}).items()))
+    asked = parameters.get(run.workload)
+    if asked:
+        # The request names what stands for the seed's cell here (fewer Pi maps under --work).
+        return all(run.parameters.get(k) == v for k, v in asked.items())
+    return reference.same_parameters(p, run.workload, run.parameters)
+
+
+def _work_ratio(p: reference.Published, sizes: dict[int, int], parameters: dict[str, Any]) -> float:
+    """How much more work the seed's cell did than the runs that stand for it here."""
+    workload = p.dimensions.get("workload")
+    if p.size_bytes:
+        ran = sizes.get(p.size_bytes, p.size_bytes)
+        files = parameters.get(workload, {}).get("files", 1) if p.size_meaning == "per-file" else 1
+        return p.size_bytes * files / ran
+    asked = parameters.get(workload, {})
+    if "maps" in p.parameters and "maps" in asked:
+        theirs = p.parameters["maps"] * p.parameters.get("samples_per_map", 1)
+        return theirs / (asked["maps"] * asked.get("samples_per_map", p.parameters.get("samples_per_map", 1)))
+    return 1.0
 
 
 def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, sizes: dict[int, int] | None = None,
@@ -135,7 +154,8 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
         entries.append(Entry(tuple(p.dimensions.get(d) for d in layout.rows),
                              tuple(p.dimensions.get(d) for d in layout.columns), p,
                              stats.estimate(values) if values else None, [r.run_id for r in mine],
-                             next(iter(factors)) if len(factors) == 1 else None))
+                             next(iter(factors)) if len(factors) == 1 else None, values,
+                             _work_ratio(p, sizes, parameters)))
     found = Reproduction(seed, table, title, layout, entries, [], list(notes), circular, sizes)
     for kind in layout.shapes:
         found.shapes += SHAPES[kind](found)
@@ -167,7 +187,10 @@ def judge(published: float, ours: stats.Derived | None) -> tuple[str, str]:
 
 
 def _speedups(found: Reproduction) -> list[Shape]:
-    """Speedup by worker count within each row, against the fewest workers the row has."""
+    """Speedup by worker count within each row, against the fewest workers the row has. Where the work
+    we ran is not the seed's (fewer maps, data scaled down with the emulation), the speedup is the one
+    the model fixed + parallel / workers, fitted to our runs, predicts at the seed's work; the parallel
+    share of the base time is set beside the seed's as well."""
     shapes = []
     if "workers" not in found.layout.columns:
         return shapes
@@ -178,13 +201,39 @@ def _speedups(found: Reproduction) -> list[Shape]:
         if len(cells) < 2:
             continue
         base = cells[0]
+        ratios = {round(e.work_ratio, 6) for e in cells}
+        ratio = ratios.pop() if len(ratios) == 1 else None
+        fitted = ratio is None or abs(ratio - 1) > 0.01
+        times = {int(e.column[at]): e.values for e in cells if e.values}
         for other in cells[1:]:
             published = base.published.value / other.published.value
-            ours = stats.ratio(base.ours, other.ours) if base.ours and other.ours else None
-            verdict, detail = judge(published, ours)
             label = f"{_label(row)}: {other.column[at]} workers vs {base.column[at]}"
-            shapes.append(Shape("speedup", label, published, ours, verdict, detail))
+            if not fitted:
+                ours = stats.ratio(base.ours, other.ours) if base.ours and other.ours else None
+                shapes.append(Shape("speedup", label, published, ours, *judge(published, ours)))
+                continue
+            ours = (scaling.speedup(times, int(other.column[at]), ratio)
+                    if ratio and len(times) >= 2 and min(times) == int(base.column[at]) else None)
+            verdict, detail = judge(published, ours)
+            shapes.append(Shape("speedup", f"{label} (fitted, at the seed's work)", published, ours, verdict,
+                                f"{detail}; {_fitted_why(ratio)}"))
+        seeds_fit = scaling.fit([(int(e.column[at]), e.published.value) for e in cells])
+        if seeds_fit is not None and len(times) >= 2:
+            published = seeds_fit.parallel_share(1.0, int(base.column[at]))
+            ours = scaling.parallel_share(times, ratio) if ratio and min(times) == int(base.column[at]) else None
+            verdict, detail = judge(published, ours)
+            shapes.append(Shape("parallel share", f"{_label(row)}: share of the {base.column[at]}-worker time the "
+                                "workers divide", published, ours, verdict,
+                                f"{detail}; fixed + parallel / workers fitted to the seed's cells and to our runs"
+                                + (f", ours at the seed's work ({_fitted_why(ratio)})" if fitted else "")))
     return shapes
+
+
+def _fitted_why(ratio: float | None) -> str:
+    if ratio is None:
+        return "our cells ran different shares of the seed's work, so no model can be set beside it"
+    return (f"we ran 1/{ratio:.3g} of the seed's work, whose fixed cost (start-up) stays while its parallel part "
+            "shrinks, so the raw speedup is not the seed's shape")
 
 
 def _storage_gains(found: Reproduction) -> list[Shape]:

@@ -14,7 +14,7 @@ from ..experiments.display import ProgressDisplay
 from ..results.store import ResultsStore
 from ..units import format_size
 from .bench import show_estimate, show_shapes
-from .options import HostKeys, counts, host_key_options, sizes_list
+from .options import HostKeys, counts, host_key_options, names, sizes_list
 from .output import console, err_console, runs_summary, say, table
 
 
@@ -91,14 +91,19 @@ def _derived(d) -> str:
               help="Runs per cell (the seeds ran 5).")
 @click.option("--sizes", callback=sizes_list, help="Data sizes to run instead of the seed's (scaled down to this host by default on an emulated cluster).")
 @click.option("--workers", callback=counts, help="Worker counts to run instead of the seed's, e.g. 1,2.")
+@click.option("--storage", "media", callback=lambda ctx, param, value: names(value),
+              help="Storage media to run, of the table's, e.g. nvme (default: every medium the table has).")
+@click.option("--work", type=click.FloatRange(0.001, 1.0), default=1.0, show_default=True,
+              help="Share of the seed's work to run (Pi maps, data sizes); speedups are then judged on the model "
+                   "fixed + parallel / workers fitted to our runs, at the seed's work.")
 @click.option("--dry-run", is_flag=True, help="Show the cells and cluster shapes without running anything.")
 @click.option("--estimate", is_flag=True, help="Show how long the tables will take, without running anything.")
 @click.option("--backend", type=click.Choice(["emulated", "processes"]), default=None)
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run on the boards of this YAML inventory over SSH.")
 @host_key_options
-def reproduce_command(seed, tables, list_only, results, repetitions, sizes, workers, dry_run, estimate, backend,
-                      inventory_file, keys: HostKeys):
+def reproduce_command(seed, tables, list_only, results, repetitions, sizes, workers, media, work, dry_run, estimate,
+                      backend, inventory_file, keys: HostKeys):
     """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
     if list_only or not seed:
         list_tables()
@@ -110,7 +115,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
     bad = 0
     for t in chosen:
         planned = reproduce.plan_table(t, found_seed, repetitions=repetitions, sizes=sizes, backend=backend,
-                                       on_boards=access is not None, workers=workers)
+                                       on_boards=access is not None, workers=workers, storage=media, work=work)
         console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
         for refusal in planned.refused:
             say(f"not run here: {refusal}")
@@ -133,7 +138,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
         store = ResultsStore(results)
         runs = list(store.runs()) if store.runs_dir.exists() else []
         layout = Layout(tuple(t.layout["rows"]), tuple(t.layout["columns"]), t.layout["metric"], t.shapes)
-        parameters = (t.experiment or {}).get("parameters", {})
+        parameters = planned.parameters or (t.experiment or {}).get("parameters", {})
         reproduction.save_request(results, found_seed.key, t.reference, layout, sizes=planned.sizes,
                                   parameters=parameters, circular=t.circular, notes=planned.notes)
         found = reproduction.reproduce(found_seed.key, t.reference, layout, runs, sizes=planned.sizes,

@@ -97,6 +97,8 @@ class Planned:
     notes: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     sizes: dict[int, int] = field(default_factory=dict)  # the seed's size -> the size it runs at here
+    work: float = 1.0
+    parameters: dict[str, Any] = field(default_factory=dict)  # the workloads' parameters as run
 
 
 def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None:
@@ -115,9 +117,11 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
 
 
 def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] | None, backend: str | None,
-               on_boards: bool, board: str | None = None, workers: list[int] | None = None) -> Planned:
-    """The table's experiments as this host can run them."""
-    planned = Planned(table)
+               on_boards: bool, board: str | None = None, workers: list[int] | None = None,
+               storage: list[str] | None = None, work: float = 1.0) -> Planned:
+    """The table's experiments as this host can run them. `work` < 1 runs that share of the seed's work
+    (Pi maps, data sizes), and the reproduction then judges speedups on the fitted model."""
+    planned = Planned(table, work=work)
     if table.runs != "here" and not (on_boards and table.runs == "boards"):
         planned.refused.append(table.reason or table.status)
         return planned
@@ -128,6 +132,15 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                "repetitions": repetitions}
         if workers:
             raw["workers"] = workers
+        if storage:
+            kept_media = [m for m in raw.get("storage", []) if m in storage]
+            if not kept_media:
+                planned.refused.append(f"the table runs on {', '.join(raw.get('storage', []))}, not "
+                                       f"{', '.join(storage)}")
+                return planned
+            raw["storage"] = kept_media
+        if work != 1.0:
+            _scale_maps(raw, work, planned)
         if not on_boards:
             kept = []
             for count in raw.get("workers", [2]):
@@ -147,23 +160,38 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
             totals = [s * files for s in seeds_sizes]
             if sizes:
                 ran = sizes
-            elif backend == "emulated":
-                factor = _shared_factor(raw)
-                ran = [max(MIN_SIZE, int(t * factor) // MIN_SIZE * MIN_SIZE) for t in totals]
-                # The block size scaled with the data, so a job has as many map tasks (and waves per
-                # node) as the seed's had at its size.
-                block = max(MIN_SIZE, int(SEEDS_BLOCK_SIZE * factor) // MIN_SIZE * MIN_SIZE)
-                raw["cluster"]["settings"] = {"hdfs-site": {"dfs.blocksize": str(block)}}
-                planned.notes.append(f"the seed's sizes scaled by the emulation's factor {factor:.4g}: "
-                                     + ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in zip(totals, ran))
-                                     + f"; the HDFS block size with them: {format_size(SEEDS_BLOCK_SIZE)} -> "
-                                       f"{format_size(block)}")
             else:
-                ran = totals
+                factor = _shared_factor(raw) if backend == "emulated" else 1.0
+                shrink = factor * work
+                ran = [max(MIN_SIZE, int(t * shrink) // MIN_SIZE * MIN_SIZE) for t in totals]
+                if shrink != 1.0:
+                    # The block size scaled with the data, so a job has as many map tasks (and waves per
+                    # node) as the seed's had at its size.
+                    block = max(MIN_SIZE, int(SEEDS_BLOCK_SIZE * shrink) // MIN_SIZE * MIN_SIZE)
+                    raw["cluster"]["settings"] = {"hdfs-site": {"dfs.blocksize": str(block)}}
+                    why = " and ".join(w for w in (f"the emulation's factor {factor:.4g}" if factor != 1.0 else "",
+                                                   f"--work {work:g}" if work != 1.0 else "") if w)
+                    planned.notes.append(f"the seed's sizes scaled by {why}: "
+                                         + ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in zip(totals, ran))
+                                         + f"; the HDFS block size with them: {format_size(SEEDS_BLOCK_SIZE)} -> "
+                                           f"{format_size(block)}")
             raw["sizes"] = ran
             planned.sizes = dict(zip(seeds_sizes, ran))
+        planned.parameters = raw.get("parameters", {})
         planned.experiments.append(parse(raw, f"{seed_.names[0]} {table.key}"))
     return planned
+
+
+def _scale_maps(raw: dict[str, Any], work: float, planned: Planned) -> None:
+    """Pi's work is its maps: keep the samples per map (each map's work) and run fewer of them."""
+    parameters = raw["parameters"] = dict(raw.get("parameters", {}))
+    for workload, values in list(parameters.items()):
+        if "maps" in values:
+            maps = max(1, round(values["maps"] * work))
+            parameters[workload] = {**values, "maps": maps}
+            planned.notes.append(f"{workload}: {maps} of the seed's {values['maps']} maps (--work {work:g}); the speedup "
+                                 "is judged on the model fitted to our runs (fixed + parallel / workers) at the "
+                                 "seed's work")
 
 
 def _shared_factor(raw: dict[str, Any]) -> float:
