@@ -69,13 +69,13 @@ def test_sizes_are_scaled_by_the_emulation_factor_keeping_their_ratios(monkeypat
     assert ran[-1] / ran[0] == pytest.approx(32, rel=0.02)
 
 
-def _pi_runs(tmp_path: Path, walls: dict[tuple[str, int], list[float]]) -> list:
+def _pi_runs(tmp_path: Path, walls: dict[tuple[str, int], list[float]], maps: int = 100) -> list:
     raw = json.loads((RESULTS / "runs" / f"{PI}.json").read_text())
     runs = []
     for (storage, workers), times in walls.items():
         for i, wall in enumerate(times):
             doc = {**raw, "run_id": f"{PI}-{storage}-{workers}-{i}", "engine": "hadoop", "wall_time_s": wall,
-                   "parameters": {"maps": 100, "samples_per_map": 10000},
+                   "parameters": {"maps": maps, "samples_per_map": 10000},
                    "cluster": {**raw["cluster"], "workers": workers, "storage": storage, "board": "rpi5b"}}
             path = tmp_path / "runs" / f"{doc['run_id']}.json"
             path.parent.mkdir(exist_ok=True)
@@ -167,3 +167,45 @@ def test_a_scaled_down_table_scales_the_block_size_with_its_data(monkeypatch):
     assert 7 <= smallest / block <= 9 and "block size" in planned.notes[0]
     found = plan.prepare(experiment, "/nonexistent")
     assert all(("hdfs-site", "dfs.blocksize", str(block)) in s.settings for s in found.specs.values())
+
+
+def test_the_fixed_plus_parallel_model_is_recovered_and_grown_to_more_work():
+    from sbclab.analysis import scaling
+    exact = {1: [120.0 + 400.0, 121.0 + 400.0], 2: [120.0 + 200.0, 119.0 + 200.0], 4: [120.0 + 100.0, 121.0 + 100.0]}
+    model = scaling.fit([(n, t) for n, ts in exact.items() for t in ts])
+    assert model.fixed == pytest.approx(120.3, abs=0.5) and model.parallel == pytest.approx(400, abs=1)
+    raw = scaling.speedup(exact, 4, 1.0)
+    grown = scaling.speedup(exact, 4, 6.25)  # the seed ran 100 maps where we ran 16
+    assert raw.value == pytest.approx(520.5 / 220.5, rel=0.01) and grown.value > raw.value
+    assert 0 < grown.ci_low <= grown.value <= grown.ci_high
+    assert scaling.fit([(2, 10.0), (2, 11.0)]) is None  # one worker count fits nothing
+
+
+def test_a_scaled_down_pi_table_is_judged_on_the_fitted_model_at_the_seeds_work(tmp_path):
+    # The issue's own runs: 16 maps on 1, 2, 4 workers at one scale (the seed ran 100).
+    runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [550.0, 549.5], ("nvme-p31-gen3", 2): [453.9, 354.9],
+                               ("nvme-p31-gen3", 4): [286.6, 271.7]}, maps=16)
+    layout = reproduction.Layout(("storage",), ("workers",), "wall_time", ("speedup",))
+    found = reproduction.reproduce("leepark2026", "Table 16", layout, runs,
+                                   parameters={"pi": {"maps": 16, "samples_per_map": 10000}})
+    assert found.at(("nvme-p31-gen3",), (4,)).work_ratio == pytest.approx(100 / 16)
+    shapes = {s.label: s for s in found.shapes if s.label.startswith("nvme")}
+    four = shapes["nvme-p31-gen3: 4 workers vs 1 (fitted, at the seed's work)"]
+    assert four.verdict == "holds" and "1/6.25 of the seed's work" in four.detail  # 3.18 ours, 3.24 published
+    share = next(s for s in shapes.values() if s.kind == "parallel share")
+    assert share.published == pytest.approx(0.925, abs=0.01) and share.verdict == "holds"
+
+
+def test_work_and_storage_choose_a_share_of_the_table_without_changing_it(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2026")
+    table = seed.tables["table16"]
+    planned = reproduce.plan_table(table, seed, repetitions=1, sizes=None, backend="emulated", on_boards=False,
+                                   workers=[1, 2], storage=["nvme"], work=0.25)
+    [experiment] = planned.experiments
+    assert list(experiment.storage) == ["nvme"]
+    assert planned.parameters["pi"]["maps"] == 25 and table.experiment["parameters"]["pi"]["maps"] == 100
+    assert any("25 of the seed's 100 maps" in n for n in planned.notes)
+    elsewhere = reproduce.plan_table(table, seed, repetitions=1, sizes=None, backend="emulated", on_boards=False,
+                                     storage=["ssd"])
+    assert not elsewhere.experiments and "not ssd" in elsewhere.refused[0]
