@@ -209,3 +209,13 @@ def test_work_and_storage_choose_a_share_of_the_table_without_changing_it(monkey
     elsewhere = reproduce.plan_table(table, seed, repetitions=1, sizes=None, backend="emulated", on_boards=False,
                                      storage=["ssd"])
     assert not elsewhere.experiments and "not ssd" in elsewhere.refused[0]
+
+
+def test_a_slow_first_job_of_fresh_daemons_is_remarked(tmp_path):
+    runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0], ("nvme-p31-gen3", 2): [1700.0, 1310.0]})
+    runs = [r.model_copy(update={"jobs_before": 0 if r.run_id.endswith("-0") else 1}) for r in runs]
+    layout = reproduction.Layout(("storage",), ("workers",), "wall_time", ("speedup",))
+    found = reproduction.reproduce("leepark2026", "Table 16", layout, runs,
+                                   parameters={"pi": {"maps": 100, "samples_per_map": 10000}})
+    cold = [n for n in found.notes if "freshly started daemons" in n]
+    assert len(cold) == 1 and cold[0].startswith("nvme-p31-gen3 2:") and "30%" in cold[0]  # 1-worker runs agree

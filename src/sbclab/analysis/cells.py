@@ -138,7 +138,30 @@ class Cell:
             advice = spread_warning(e)
             if advice:
                 found.append(f"{label}: {advice}")
+            cold = cold_start_warning(self.runs)
+            if cold:
+                found.append(f"{label}: {cold}")
         return found
+
+
+COLD_GAP = 0.10  # how much slower than the warm runs a cold one must be to be remarked
+
+
+def cold_start_warning(runs: list[RunRecord]) -> str | None:
+    """A run that was the first job of freshly started daemons, when it is markedly slower than the
+    cell's other runs: the daemons load and compile their code on first use (under an emulated node's
+    small CPU quota that takes a while), so the mean then carries a start-up the others did not pay."""
+    cold = [r for r in runs if r.jobs_before == 0]
+    warm = [r.wall_time_s for r in runs if r.jobs_before != 0]
+    if not cold or not warm:
+        return None
+    typical = sum(warm) / len(warm)
+    slowest = max(cold, key=lambda r: r.wall_time_s)
+    gap = slowest.wall_time_s / typical - 1
+    if gap <= COLD_GAP:
+        return None
+    return (f"run {slowest.run_id} was the first job of freshly started daemons and took {gap:.0%} longer than the "
+            "others (cold: code loaded and compiled on first use); it is counted — run the cell again to outnumber it")
 
 
 def group(runs: list[RunRecord]) -> list[Cell]:

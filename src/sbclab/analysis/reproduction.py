@@ -18,7 +18,7 @@ from .. import atomic
 from ..results.schema import RunRecord
 from ..units import format_size
 from . import reference, scaling, stats
-from .cells import status
+from .cells import cold_start_warning, status
 
 TOLERANCE = 0.20
 _UNIT_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
@@ -157,6 +157,11 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
                              next(iter(factors)) if len(factors) == 1 else None, values,
                              _work_ratio(p, sizes, parameters)))
     found = Reproduction(seed, table, title, layout, entries, [], list(notes), circular, sizes)
+    by_id = {r.run_id: r for r in counted}
+    for e in entries:
+        cold = cold_start_warning([by_id[i] for i in e.runs])
+        if cold:
+            found.notes.append(f"{_label(e.row)} {_label(e.column)}: {cold}")
     for kind in layout.shapes:
         found.shapes += SHAPES[kind](found)
     if any(e.scale_factor for e in entries):

@@ -85,7 +85,8 @@ def compare_command(results_dir):
     for f in report.figures:
         k = f.cell.key
         ours = f.wall_time.mean if f.wall_time else None
-        label = k.label() + (" [emulated]" if f.cell.emulated else "")
+        factor = f.cell.scale_factor
+        label = k.label() + (f" [emulated, scale {factor:.3g}]" if factor else " [emulated]" if f.cell.emulated else "")
         found, exact = reference.for_cell(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage,
                                           k.defining_parameters)
         if not found:
@@ -99,7 +100,11 @@ def compare_command(results_dir):
                           _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"), match)
     console.print(shown)
     if report.emulated:
-        console.print("[yellow]Your results are emulated: the ratios compare the emulation with real boards.[/yellow]")
+        console.print("[yellow]Your results are emulated: their seconds are a cluster's scaled down by the factor shown, "
+                      "so a ratio says how the emulation at that scale compares with real boards, not whether a "
+                      "board would match; the seeds' shapes are judged by 'sbclab reproduce'. Emulated energy and "
+                      "performance per watt are the boards' power model applied to emulated time and are not set "
+                      "beside metered figures.[/yellow]")
 
 
 def _differs(k, p) -> str:

@@ -100,7 +100,7 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
               extra_logs: dict[str, Path] | None = None, repetition: int = 1, notes: list[str] | None = None,
               recording: RawRecording | None = None, input_bytes: int | None = None,
               cell: dict[str, Any] | None = None, history: Future | None = None,
-              trimmed: dict[str, int] | None = None) -> RunRecord:
+              trimmed: dict[str, int] | None = None, jobs_before: int | None = None) -> RunRecord:
     """Keep the run's logs and measurements, then write its document atomically. `history` is the
     JobHistory server's answer for the run's Hadoop jobs when it was asked for already."""
     counters = counters if counters is not None else outcome.counters
@@ -128,7 +128,7 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
         validity=Validity.of(checks), counters=counters, job_ids=outcome.job_ids, result=result or {},
         logs={k: v for k, v in logs.items() if v},
         # Whatever a note quotes (an error naming a plug's URL) keeps no credential.
-        notes=[redact.text(n) for n in [*provenance_.notes, *(notes or [])]], cell=cell,
+        notes=[redact.text(n) for n in [*provenance_.notes, *(notes or [])]], cell=cell, jobs_before=jobs_before,
         measurements=measured)
     store.write(run)
     return run

@@ -230,6 +230,7 @@ class Runner:
         data = workload.prepare(ctx, engine, params)
         run_id = new_id(engine, workload.name)
         history = None
+        jobs_before = self.cluster.stack.applications_submitted() if workload.needs_stack else None
         with self.recording(run_id) as recorded:
             attempt = workload.run_job(ctx, engine, run_id, params, data)
             if recorded.active and document.hadoop_jobs(attempt.outcome):
@@ -248,7 +249,7 @@ class Runner:
             parameters=parameters, outcome=attempt.outcome, checks=attempt.checks, result=attempt.result,
             counters=attempt.counters, extra_logs=attempt.extra_logs, repetition=repetition,
             notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell,
-            history=history, trimmed=trimmed)
+            history=history, trimmed=trimmed, jobs_before=jobs_before)
         self.stored.append(run)
         return run
 

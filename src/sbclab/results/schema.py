@@ -110,6 +110,9 @@ class RunRecord(BaseModel):
     logs: dict[str, str] = Field(default={}, description="log files, relative to the results directory")
     notes: list[str] = []
     cell: dict[str, Any] | None = Field(default=None, description="the experiment cell this run belongs to, with its key")
+    jobs_before: int | None = Field(default=None, description="applications the ResourceManager had taken since it "
+                                    "started, before this run's (0: the first job of freshly started daemons, whose "
+                                    "code is not yet compiled); None where there is no ResourceManager")
     measurements: Measurements | None = Field(default=None, description="what was sampled during the run")
 
     @property

@@ -265,6 +265,13 @@ class Stack:
             return []
         return [app["id"] for app in apps]
 
+    def applications_submitted(self) -> int | None:
+        """Applications the ResourceManager has taken since it started; None when it does not answer."""
+        try:
+            return int(self._get("rm_http", "/ws/v1/cluster/metrics")["clusterMetrics"]["appsSubmitted"])
+        except (requests.RequestException, KeyError, ValueError):
+            return None
+
     def application(self, app_id: str) -> dict:
         """A YARN application as the ResourceManager reports it (launchTime: its ApplicationMaster
         started; times in epoch ms)."""
