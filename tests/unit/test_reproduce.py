@@ -146,6 +146,7 @@ def test_the_report_has_a_reproduction_section_recomputed_from_the_runs(tmp_path
     assert found.at(("nvme-p31-gen3",), (2,)).runs == [r.run_id for r in runs[2:]]
     page = html.render(build.build(tmp_path))
     assert 'id="reproduction"' in page and "leepark2026 Table 16" in page and "holds" in page
+    assert "Speedup by worker count of Table 16" in page  # our curve over the published one
 
 
 def test_a_cell_several_tables_print_is_shown_once_with_every_source():

@@ -54,6 +54,9 @@ class Shape:
     ours: stats.Derived | None
     verdict: str  # holds | differs | not measurable here
     detail: str = ""
+    row: tuple = ()  # speedup: the table row, and the worker count against the base
+    workers: int | None = None
+    base: int | None = None
 
 
 @dataclass
@@ -215,13 +218,15 @@ def _speedups(found: Reproduction) -> list[Shape]:
             label = f"{_label(row)}: {other.column[at]} workers vs {base.column[at]}"
             if not fitted:
                 ours = stats.ratio(base.ours, other.ours) if base.ours and other.ours else None
-                shapes.append(Shape("speedup", label, published, ours, *judge(published, ours)))
+                shapes.append(Shape("speedup", label, published, ours, *judge(published, ours), row=row,
+                                    workers=int(other.column[at]), base=int(base.column[at])))
                 continue
             ours = (scaling.speedup(times, int(other.column[at]), ratio)
                     if ratio and len(times) >= 2 and min(times) == int(base.column[at]) else None)
             verdict, detail = judge(published, ours)
             shapes.append(Shape("speedup", f"{label} (fitted, at the seed's work)", published, ours, verdict,
-                                f"{detail}; {_fitted_why(ratio)}"))
+                                f"{detail}; {_fitted_why(ratio)}", row=row, workers=int(other.column[at]),
+                                base=int(base.column[at])))
         seeds_fit = scaling.fit([(int(e.column[at]), e.published.value) for e in cells])
         if seeds_fit is not None and len(times) >= 2:
             published = seeds_fit.parallel_share(1.0, int(base.column[at]))

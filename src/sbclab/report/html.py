@@ -65,7 +65,8 @@ def render(report: Report) -> str:
         cost_column=f"energy_cost_per_year_{report.costs.currency.lower()}",
         commands=sorted({" ".join(r.command) for r in report.runs}),
         seeds=sorted({raw["citation"] for raw in reference.seeds().values()}),
-        tolerance=reproduction.TOLERANCE, num=_num, size=format_size)
+        tolerance=reproduction.TOLERANCE, num=_num, size=format_size,
+        reproduction_plots=[plots.reproduction_speedups(r) for r in report.reproductions])
 
 
 def write(report: Report, out: Path) -> dict[str, Path]:

@@ -247,3 +247,39 @@ def _mark_phases(axes, series: dict, start: float) -> None:
                 ax.axvline(begin, color="tab:gray", linewidth=0.8, linestyle="--")
         axes[0].annotate(phase["name"].split(" ", 1)[-1], (begin, 1.0), xycoords=("data", "axes fraction"),
                          fontsize=6, rotation=90, va="top")
+
+
+def reproduction_speedups(found) -> Plot | None:
+    """A reproduced table's speedup by worker count: the seed's published points and ours (fitted at
+    the seed's work where we ran less of it), with our 95 % intervals and the ideal line."""
+    rows: dict[tuple, list] = {}
+    for shape in found.shapes:
+        if shape.kind == "speedup" and shape.workers:
+            rows.setdefault(shape.row, []).append(shape)
+    if not any(s.ours for shapes in rows.values() for s in shapes):
+        return None
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    top = 1
+    for row, shapes in sorted(rows.items(), key=lambda item: str(item[0])):
+        shapes.sort(key=lambda s: s.workers)
+        base = shapes[0].base
+        name = " ".join(str(v) for v in row if v is not None)
+        xs = [base] + [s.workers for s in shapes]
+        top = max(top, *xs)
+        ax.plot(xs, [1.0] + [s.published for s in shapes], "s--", label=f"{name}: published")
+        ours = [s for s in shapes if s.ours]
+        fitted = any("fitted" in s.label for s in ours)
+        low = [s.ours.value - (s.ours.ci_low if s.ours.ci_low is not None else s.ours.value) for s in ours]
+        high = [(s.ours.ci_high if s.ours.ci_high is not None else s.ours.value) - s.ours.value for s in ours]
+        ax.errorbar([base] + [s.workers for s in ours], [1.0] + [s.ours.value for s in ours],
+                    yerr=[[0.0] + low, [0.0] + high], marker="o", capsize=4,
+                    label=f"{name}: ours" + (" (fitted at the seed's work)" if fitted else ""))
+    ax.plot([1, top], [1, top], "k:", linewidth=1, label="ideal")
+    ax.set_xlabel("workers")
+    ax.set_ylabel("speedup")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(f"{found.table}: speedup, published and ours (95 % interval)", fontsize=10)
+    return render_figure(fig, f"{found.seed} {found.table} speedup",
+                         f"Speedup by worker count of {found.table}: the seed's published points and ours")
