@@ -20,8 +20,11 @@ from .output import console, err_console, runs_summary, say, table
 
 def list_tables() -> None:
     for found in reproduce.seeds().values():
-        rows = [[t.key, t.status + (" (circular)" if t.circular else ""), t.description,
-                 t.reason or _what_it_runs(t)] for t in found.tables.values()]
+        rows = []
+        for t in found.tables.values():
+            status, why = reproduce.on_this_host(t, found)
+            rows.append([t.key, status + (" (circular)" if t.circular else ""), t.description,
+                         "; ".join(w for w in (why, _what_it_runs(t) if t.runs == "here" else "") if w)])
         console.print(table(f"{found.names[0]}: {found.citation}", ["table", "status", "what", "runs / why not"], rows,
                             fold=True))
 

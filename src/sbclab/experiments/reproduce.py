@@ -182,6 +182,19 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
     return planned
 
 
+def on_this_host(table: Table, seed_: Seed) -> tuple[str, str]:
+    """(status, why) of a table on this host's default backend: a table the emulator can run may still
+    need more nodes than this host holds (the 2026 seed's 8-worker tables)."""
+    if table.runs != "here":
+        return table.status, table.reason
+    planned = plan_table(table, seed_, repetitions=1, sizes=None, backend=None, on_boards=False)
+    if not planned.experiments:
+        return "not on this host", "; ".join(dict.fromkeys(planned.refused))
+    if planned.refused:
+        return "here in part", "not " + "; not ".join(dict.fromkeys(planned.refused))
+    return table.status, ""
+
+
 def _scale_maps(raw: dict[str, Any], work: float, planned: Planned) -> None:
     """Pi's work is its maps: keep the samples per map (each map's work) and run fewer of them."""
     parameters = raw["parameters"] = dict(raw.get("parameters", {}))
