@@ -21,6 +21,7 @@ from . import reference, scaling, stats
 from .cells import cold_start_warning, status
 
 TOLERANCE = 0.20
+TOO_WIDE = 2.0  # an interval whose ends are further apart than this factor judges nothing
 _UNIT_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
 
 
@@ -185,6 +186,9 @@ def judge(published: float, ours: stats.Derived | None) -> tuple[str, str]:
         return "not measurable here", "no valid runs of ours on one side"
     if ours.ci_low is None:
         return "not measurable here", f"ours {ours.value:.3g} from fewer than two valid runs on a side"
+    if ours.ci_low <= 0 or ours.ci_high / ours.ci_low > TOO_WIDE:
+        return "not measurable here", (f"ours {ours.value:.3g}, but our interval {ours.ci_low:.3g}-{ours.ci_high:.3g} "
+                                       "is too wide to judge; run more repetitions")
     inside = ours.ci_low <= published <= ours.ci_high
     close = abs(ours.value / published - 1) <= TOLERANCE
     if inside or close:
@@ -223,7 +227,16 @@ def _speedups(found: Reproduction) -> list[Shape]:
                 continue
             ours = (scaling.speedup(times, int(other.column[at]), ratio)
                     if ratio and len(times) >= 2 and min(times) == int(base.column[at]) else None)
-            verdict, detail = judge(published, ours)
+            if ours is None:
+                shapes.append(Shape("speedup", label, published, None, *judge(published, None), row=row,
+                                    workers=int(other.column[at]), base=int(base.column[at])))
+                continue
+            if int(other.column[at]) > max(times):
+                verdict, detail = "not measurable here", (
+                    f"predicted {_derived(ours)} by the model beyond the {max(times)} workers we ran: a prediction, "
+                    "not a measurement")
+            else:
+                verdict, detail = judge(published, ours)
             shapes.append(Shape("speedup", f"{label} (fitted, at the seed's work)", published, ours, verdict,
                                 f"{detail}; {_fitted_why(ratio)}", row=row, workers=int(other.column[at]),
                                 base=int(base.column[at])))
@@ -237,6 +250,10 @@ def _speedups(found: Reproduction) -> list[Shape]:
                                 f"{detail}; fixed + parallel / workers fitted to the seed's cells and to our runs"
                                 + (f", ours at the seed's work ({_fitted_why(ratio)})" if fitted else "")))
     return shapes
+
+
+def _derived(d: stats.Derived) -> str:
+    return f"{d.value:.3g}" + (f" [{d.ci_low:.3g}-{d.ci_high:.3g}]" if d.ci_low is not None else "")
 
 
 def _fitted_why(ratio: float | None) -> str:
