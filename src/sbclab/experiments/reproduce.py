@@ -4,12 +4,14 @@ cluster the seed's data sizes are scaled down by the experiment's one scale fact
 about as long here as the seed's took on its boards and the ratios between sizes are kept."""
 
 import functools
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 import yaml
 
+from .. import workloads as registry
 from ..cluster.nodes import default_backend
 from ..errors import SbclabError
 from ..stack import lifecycle
@@ -126,6 +128,7 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
         planned.refused.append(table.reason or table.status)
         return planned
     backend = "ssh" if on_boards else (backend or default_backend())
+    raws = []
     for board_name in (table.boards or (board or seed_.board,)):
         raw = {**table.experiment, "name": f"{seed_.names[0]} {table.key}",
                "cluster": {"name": "repro", "board": board_name, **({} if on_boards else {"backend": backend})},
@@ -139,8 +142,9 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                                        f"{', '.join(storage)}")
                 return planned
             raw["storage"] = kept_media
+        _one_board_each(raw)
         if work != 1.0:
-            _scale_maps(raw, work, planned)
+            _scale_work(raw, work, planned)
         if not on_boards:
             kept = []
             for count in raw.get("workers", [2]):
@@ -152,6 +156,14 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
             if not kept:
                 continue
             raw["workers"] = kept
+        raws.append(raw)
+    if backend == "emulated" and len(raws) > 1:
+        # Boards set side by side run at one scale, so their ratio is the boards' and not the emulation's.
+        common = math.floor(min(_shared_factor(raw) for raw in raws) * 1e4) / 1e4  # as the limit is checked
+        for raw in raws:
+            raw["cluster"]["scale"] = common
+        planned.notes.append(f"every board emulated at one scale factor, {common:.4g}")
+    for raw in raws:
         if raw.get("sizes") and raw["sizes"] != [1]:
             seeds_sizes = [parse_size(s) if isinstance(s, str) else int(s) for s in raw["sizes"]]
             # TestDFSIO: the 2026 seed printed the size of each of its files; sbclab's size is the total.
@@ -179,7 +191,16 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
             planned.sizes = dict(zip(seeds_sizes, ran))
         planned.parameters = raw.get("parameters", {})
         planned.experiments.append(parse(raw, f"{seed_.names[0]} {table.key}"))
+    planned.notes = list(dict.fromkeys(planned.notes))
     return planned
+
+
+def _one_board_each(raw: dict[str, Any]) -> None:
+    """A node table gives one board's figure: its benchmarks run on the first worker, not on every node."""
+    parameters = raw["parameters"] = {k: dict(v) for k, v in raw.get("parameters", {}).items()}
+    for name in raw.get("workloads", []):
+        if registry.get(name).engines == ("node",):
+            parameters.setdefault(name, {}).setdefault("node", "worker1")
 
 
 def on_this_host(table: Table, seed_: Seed) -> tuple[str, str]:
@@ -195,16 +216,21 @@ def on_this_host(table: Table, seed_: Seed) -> tuple[str, str]:
     return table.status, ""
 
 
-def _scale_maps(raw: dict[str, Any], work: float, planned: Planned) -> None:
-    """Pi's work is its maps: keep the samples per map (each map's work) and run fewer of them."""
-    parameters = raw["parameters"] = dict(raw.get("parameters", {}))
-    for workload, values in list(parameters.items()):
-        if "maps" in values:
-            maps = max(1, round(values["maps"] * work))
-            parameters[workload] = {**values, "maps": maps}
-            planned.notes.append(f"{workload}: {maps} of the seed's {values['maps']} maps (--work {work:g}); the speedup "
-                                 "is judged on the model fitted to our runs (fixed + parallel / workers) at the "
-                                 "seed's work")
+def _scale_work(raw: dict[str, Any], work: float, planned: Planned) -> None:
+    """A share of the seed's work: fewer Pi maps (each map's samples kept), shorter timed node benchmarks."""
+    parameters = raw["parameters"]
+    for name in raw.get("workloads", []):
+        given = parameters.setdefault(name, {})
+        full = registry.get(name).parameters(None, given)
+        if "maps" in full:
+            given["maps"] = max(1, round(full["maps"] * work))
+            planned.notes.append(f"{name}: {given['maps']} of the seed's {full['maps']} maps (--work {work:g}); the "
+                                 "speedup is judged on the model fitted to our runs (fixed + parallel / workers) at "
+                                 "the seed's work")
+        if isinstance(full.get("seconds"), (int, float)):
+            given["seconds"] = max(1, round(full["seconds"] * work))
+            planned.notes.append(f"{name}: measured for {given['seconds']} s instead of {full['seconds']} s (--work "
+                                 f"{work:g}); its rates are the same, their spread wider")
 
 
 def _shared_factor(raw: dict[str, Any]) -> float:
