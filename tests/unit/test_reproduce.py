@@ -220,3 +220,15 @@ def test_a_slow_first_job_of_fresh_daemons_is_remarked(tmp_path):
                                    parameters={"pi": {"maps": 100, "samples_per_map": 10000}})
     cold = [n for n in found.notes if "freshly started daemons" in n]
     assert len(cold) == 1 and cold[0].startswith("nvme-p31-gen3 2:") and "30%" in cold[0]  # 1-worker runs agree
+
+
+def test_a_cell_of_another_stack_is_not_the_seeds_cell():
+    ours = {"hadoop": "3.3.6", "spark": "3.5.0"}
+    same = reference.matches("wordcount", "hadoop", 2 * 10**9, 1, "rpi4b-4gb", "ufs-usb3")
+    assert same and all(p.stack == {"hadoop": "3.1.3", "spark": "2.3.0"} for p in same)
+    assert reference.matches("wordcount", "hadoop", 2 * 10**9, 1, "rpi4b-4gb", "ufs-usb3", versions=ours) == []
+    found, exact = reference.for_cell("wordcount", "hadoop", 2 * 10**9, 1, "rpi4b-4gb", "ufs-usb3", versions=ours)
+    assert found and not exact
+    [p] = reference.matches("pi", "hadoop", None, 2, "rpi5b", "nvme-p31-gen3", {"maps": 100, "samples_per_map": 10000},
+                            versions=ours)
+    assert p.seed == "leepark2026"

@@ -116,6 +116,8 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         return False
     if d.get("storage") and d["storage"] != run.cluster.storage:
         return False
+    if not reference.same_stack(p, run.engine, run.versions):
+        return False
     if p.size_bytes:
         want = sizes.get(p.size_bytes, p.size_bytes)
         if int(run.parameters.get("size_bytes") or 0) != want:

@@ -87,15 +87,16 @@ def compare_command(results_dir):
         ours = f.wall_time.mean if f.wall_time else None
         factor = f.cell.scale_factor
         label = k.label() + (f" [emulated, scale {factor:.3g}]" if factor else " [emulated]" if f.cell.emulated else "")
+        versions = f.cell.runs[0].versions if f.cell.runs else None
         found, exact = reference.for_cell(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage,
-                                          k.defining_parameters)
+                                          k.defining_parameters, versions)
         if not found:
             shown.add_row(label, _fmt(ours), "—", "no published result for this workload and engine", "", "")
         for p, sources in reference.once(found):
             where = ", ".join(f"{d} {p.dimensions[d]}" for d in ("size", "workers", "board", "storage")
                               if d in p.dimensions)
             match = ("same cell" + (f" (inferred: {p.inferred})" if p.inferred else "") if exact
-                     else f"nearest: {_differs(k, p)}")
+                     else f"nearest: {_differs(k, p, versions)}")
             shown.add_row(label, _fmt(ours), f"{p.printed} {p.unit}", f"{', '.join(sources)} ({where})",
                           _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"), match)
     console.print(shown)
@@ -107,7 +108,7 @@ def compare_command(results_dir):
                       "beside metered figures.[/yellow]")
 
 
-def _differs(k, p) -> str:
+def _differs(k, p, versions: dict[str, str] | None = None) -> str:
     """What a nearest published cell has that ours has not: never presented as the same cell."""
     d, differs = p.dimensions, []
     if d.get("board") not in (None, k.board):
@@ -121,6 +122,8 @@ def _differs(k, p) -> str:
     if not reference.same_parameters(p, k.workload, k.defining_parameters):
         given = ", ".join(f"{a} {b}" for a, b in p.parameters.items()) or "parameters not printed"
         differs.append(given)
+    if not reference.same_stack(p, k.engine, versions):
+        differs.append(f"{k.engine.capitalize()} {p.stack[k.engine]}")
     return ", ".join(differs) + f" ({p.seed})" if differs else f"({p.seed})"
 
 

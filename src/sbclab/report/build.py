@@ -168,7 +168,7 @@ def build(results: Path, costs: Costs | None = None) -> Report:
     for f in cell_figures:
         k = f.cell.key
         found = reference.matches(k.workload, k.engine, k.size_bytes or None, k.workers, k.board, k.storage,
-                                  k.defining_parameters)
+                                  k.defining_parameters, f.cell.runs[0].versions if f.cell.runs else None)
         for p, sources in reference.once(found):
             references.append(ReferenceMatch(f, p, sources))
     report = Report(Path(results), runs, cells, cell_figures, comparisons, {}, references, clusters, costs, warnings,

@@ -37,6 +37,7 @@ class Published:
     parameters: dict[str, Any] = field(default_factory=dict)
     inferred: str = ""  # what of the cell the seed implies rather than prints
     size_meaning: str = "total"  # TestDFSIO: "per-file" where the seed's size is each file's
+    stack: dict[str, str] = field(default_factory=dict)  # the seed's Hadoop and Spark versions
 
     @property
     def size_bytes(self) -> int | None:
@@ -83,12 +84,20 @@ def published() -> tuple[Published, ...]:
                 rows.append(Published(seed, raw["citation"], table["table"], table.get("title", ""), metric, unit,
                                       None if value is None else float(value), printed, row, notes,
                                       dict(table.get("parameters") or {}), table.get("inferred", ""),
-                                      table.get("size_meaning", "total")))
+                                      table.get("size_meaning", "total"), dict(raw.get("stack") or {})))
     return tuple(rows)
 
 
 def wall_times() -> list[Published]:
     return [p for p in published() if p.seconds is not None]
+
+
+def same_stack(p: Published, engine: str, versions: dict[str, str] | None) -> bool:
+    """Whether a cell ran the engine version the seed ran (Hadoop 3.3.6 is not the 2021 seed's 3.1.3);
+    a cell or seed that does not say matches."""
+    theirs = p.stack.get(engine)
+    ours = (versions or {}).get(engine)
+    return theirs is None or ours is None or theirs == ours
 
 
 def same_parameters(p: Published, workload: str, parameters: dict[str, Any] | None) -> bool:
@@ -122,7 +131,7 @@ def same_size(p: Published, size_bytes: int | None, parameters: dict[str, Any] |
 
 
 def matches(workload: str, engine: str, size_bytes: int | None, workers: int, board: str, storage: str,
-            parameters: dict[str, Any] | None = None) -> list[Published]:
+            parameters: dict[str, Any] | None = None, versions: dict[str, str] | None = None) -> list[Published]:
     """Published wall times of the same workload, engine, size, worker count and defining parameters,
     on the same board and medium where the table names them (a table that does not name one matches any)."""
     found = []
@@ -134,7 +143,7 @@ def matches(workload: str, engine: str, size_bytes: int | None, workers: int, bo
             continue
         if d.get("board") not in (None, board) or d.get("storage") not in (None, storage):
             continue
-        if not same_parameters(p, workload, parameters):
+        if not same_parameters(p, workload, parameters) or not same_stack(p, engine, versions):
             continue
         found.append(p)
     return found
@@ -157,10 +166,11 @@ def nearest(workload: str, engine: str, size_bytes: int | None, workers: int, bo
 
 
 def for_cell(workload: str, engine: str, size_bytes: int | None, workers: int, board: str,
-             storage: str, parameters: dict[str, Any] | None = None) -> tuple[list[Published], bool]:
+             storage: str, parameters: dict[str, Any] | None = None,
+             versions: dict[str, str] | None = None) -> tuple[list[Published], bool]:
     """The published cells to set beside one of ours: the same cell when a seed has it (True), else
     the nearest ones (False)."""
-    exact = matches(workload, engine, size_bytes, workers, board, storage, parameters)
+    exact = matches(workload, engine, size_bytes, workers, board, storage, parameters, versions)
     if exact:
         return exact, True
     return nearest(workload, engine, size_bytes, workers, board, storage), False
