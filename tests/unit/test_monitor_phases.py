@@ -6,7 +6,8 @@ import pytest
 
 from sbclab.cluster import spec
 from sbclab.monitor import intermediate, phases
-from sbclab.stack.counters import spark_intermediate_by_host
+from sbclab.monitor import health
+from sbclab.stack.counters import spark_intermediate_by_host, spark_tasks_by_host
 
 FIXTURES = Path(__file__).parent / "fixtures" / "monitor"
 EVENTS = FIXTURES / "spark_events_wordcount.jsonl"
@@ -63,3 +64,15 @@ def test_a_host_wide_sampler_subtracts_every_datanode():
                  {"t": 21.0, "nodes": {"worker1": {"bytes_written": 10**7}, "worker2": {"bytes_written": 2 * 10**7}}}]
     got = intermediate.measure(nodes, datanodes, ["worker1", "worker2"], 10, 20, "spark", {}, None)
     assert got["nodes"]["host"]["intermediate_bytes"] == 7 * 10**7 and got["device_ratio"] is None
+
+
+def test_a_worker_that_ran_no_task_of_a_job_big_enough_for_all_is_flagged():
+    shape = spec.build(name="t", backend="processes", workers=2, board="rpi5b", storage="nvme")
+    ran = health.tasks_by_worker(spark_tasks_by_host(EVENTS), shape)
+    assert set(ran) == {"worker1", "worker2"} and sum(ran.values()) > 0
+    # The Spark WordCount: both executors registered, all four tasks ran on worker1.
+    [flag] = health.idle_workers(health.tasks_by_worker({"worker1": 4}, shape), 100.0)
+    assert flag["node"] == "worker2" and flag["kind"] == "idle_worker" and "none of the job's 4 tasks" in flag["detail"]
+    assert health.idle_workers({"worker1": 3, "worker2": 0}, 100.0) == []  # too few tasks to need both
+    assert health.idle_workers({"worker1": 3, "worker2": 2}, 100.0) == []
+    assert health.idle_workers({"worker1": 9}, 100.0) == []  # one worker is all the cell names

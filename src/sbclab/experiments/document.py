@@ -22,7 +22,7 @@ from ..results.schema import Check, ClusterShape, NodeRecord, RunRecord, ScaleRe
 from ..results.store import ResultsStore
 from ..stack import sizing
 from ..stack.clients import JobOutcome
-from ..stack.counters import spark_intermediate_by_host
+from ..stack.counters import spark_intermediate_by_host, spark_tasks_by_host
 from ..stack.lifecycle import Cluster
 
 
@@ -74,21 +74,23 @@ def _measurements(cluster: Cluster, engine: str, outcome: JobOutcome, counters: 
                   logs: dict[str, Path], recording: RawRecording, idle_baseline: dict | None,
                   history: Future | None, trimmed: dict[str, int] | None = None):
     engine_phases = phases.from_commands(recording.commands)
-    notes, engine_by_host = [], {}
+    notes, engine_by_host, tasks_by_host = [], {}, {}
     if hadoop_jobs(outcome):
-        found, engine_by_host, notes = (history.result() if history is not None
-                                        else phases.hadoop_from_history(cluster.stack, hadoop_jobs(outcome)))
+        found, engine_by_host, tasks_by_host, notes = (
+            history.result() if history is not None else phases.hadoop_from_history(cluster.stack, hadoop_jobs(outcome)))
         engine_phases += found
     for name, path in logs.items():
         if name.startswith("spark-events/") and Path(path).exists():
             engine_phases += phases.spark_phases(Path(path))
             for host, written in spark_intermediate_by_host(Path(path)).items():
                 engine_by_host[host] = engine_by_host.get(host, 0) + written
+            for host, ran in spark_tasks_by_host(Path(path)).items():
+                tasks_by_host[host] = tasks_by_host.get(host, 0) + ran
     idle = (idle_baseline or {}).get("watts")
     measured, document = measure.summarise(
         recording, start=outcome.started_at.timestamp(), end=outcome.finished_at.timestamp(),
         spec=cluster.spec, engine=engine, counters=counters, input_bytes=input_bytes, engine_phases=engine_phases,
-        idle_watts=idle, notes=notes, engine_by_host=engine_by_host, trimmed=trimmed)
+        idle_watts=idle, notes=notes, engine_by_host=engine_by_host, trimmed=trimmed, tasks_by_host=tasks_by_host)
     if idle_baseline:
         measured = measured.model_copy(update={"idle_baseline": idle_baseline})
     return measured, document

@@ -77,3 +77,26 @@ def node_flags(name: str, rows: list[dict], gaps: list[dict], samples: list[dict
         flags.append({"node": name, "kind": "disappeared", "at": last or start,
                       "detail": "no samples" if last is None else f"its samples end {end - last:.1f} s before the run"})
     return flags
+
+
+def tasks_by_worker(by_host: dict[str, int], spec) -> dict[str, int]:
+    """The engine's tasks per worker (hosts named by name or address); a worker that ran none is 0."""
+    found = {n.name: 0 for n in spec.worker_nodes}
+    for host, count in by_host.items():
+        node = next((n.name for n in spec.worker_nodes if host in (n.name, n.address)), None)
+        if node is not None:
+            found[node] += count
+    return found
+
+
+def idle_workers(ran: dict[str, int], start: float) -> list[dict]:
+    """A worker that ran none of a job's tasks while the job had enough of them (two per worker) for
+    every worker: the run measured fewer workers than its cell names (executors that registered late,
+    a scheduler that filled one node first), so it is never a headline figure."""
+    total = sum(ran.values())
+    if len(ran) < 2 or total < 2 * len(ran):
+        return []
+    busy = [name for name, count in ran.items() if count]
+    return [{"node": name, "kind": "idle_worker", "at": start,
+             "detail": f"ran none of the job's {total} tasks ({', '.join(busy)} ran them all)"}
+            for name, count in ran.items() if count == 0]

@@ -139,7 +139,8 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
               counters: dict, input_bytes: int | None, engine_phases: list[dict],
               idle_watts: dict[str, float] | None = None, notes: list[str] | None = None,
               engine_by_host: dict[str, int] | None = None,
-              trimmed: dict[str, int] | None = None) -> tuple[Measurements, dict]:
+              trimmed: dict[str, int] | None = None,
+              tasks_by_host: dict[str, int] | None = None) -> tuple[Measurements, dict]:
     """The run's measurements over its window [start, end], and the series document to store."""
     notes = list(notes or [])
     idle_watts = idle_watts or {}
@@ -193,6 +194,10 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
         inter = intermediate.measure(raw.nodes, raw.datanodes, workers, start, end, engine, counters, input_bytes)
         intermediate.attach_engine_by_node(inter, engine_by_host or {}, spec)
         intermediate.attach_trimmed(inter, trimmed or {}, input_bytes)
+    if tasks_by_host:
+        ran = health.tasks_by_worker(tasks_by_host, spec)
+        notes.append("tasks per worker: " + ", ".join(f"{name} {count}" for name, count in ran.items()))
+        flags += health.idle_workers(ran, start)
     if raw.emulated:
         notes.append("emulated: the nodes' clock and temperature are this host's, so they are left out per node")
     phases = sorted(engine_phases, key=lambda p: p["start"])

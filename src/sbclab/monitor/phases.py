@@ -36,18 +36,22 @@ def hadoop_phases(job: dict, tasks: list[dict]) -> list[dict]:
 
 
 def hadoop_from_history(stack, job_ids: list[str], wait_s: float = 15.0
-                        ) -> tuple[list[dict], dict[str, int], list[str]]:
-    """Phases of each job and its local-disk writes per node (FILE_BYTES_WRITTEN of every task
-    attempt that succeeded); the JobHistory server knows a job a few seconds after the client returns."""
-    phases, by_node, notes = [], {}, []
+                        ) -> tuple[list[dict], dict[str, int], dict[str, int], list[str]]:
+    """Phases of each job, its local-disk writes per node (FILE_BYTES_WRITTEN of every task attempt
+    that succeeded) and its tasks per node; the JobHistory server knows a job a few seconds after the
+    client returns."""
+    phases, by_node, tasks_by_node, notes = [], {}, {}, []
     for job_id in job_ids:
         deadline = time.monotonic() + wait_s
         while True:
             try:
                 job, tasks = stack.history_job(job_id)
                 phases += hadoop_phases(job, tasks)
-                for host, written in stack.history_file_bytes_by_node(job_id, tasks).items():
-                    by_node[host] = by_node.get(host, 0) + written
+                written, ran = stack.history_work_by_node(job_id, tasks)
+                for host, count in written.items():
+                    by_node[host] = by_node.get(host, 0) + count
+                for host, count in ran.items():
+                    tasks_by_node[host] = tasks_by_node.get(host, 0) + count
                 break
             except (requests.RequestException, KeyError, ValueError) as err:
                 if time.monotonic() > deadline:
@@ -55,7 +59,7 @@ def hadoop_from_history(stack, job_ids: list[str], wait_s: float = 15.0
                                  f"answer ({type(err).__name__})")
                     break
                 time.sleep(1)
-    return phases, by_node, notes
+    return phases, by_node, tasks_by_node, notes
 
 
 def spark_phases(event_log: Path) -> list[dict]:

@@ -16,7 +16,7 @@ class _Part(BaseModel):
 
 class Flag(_Part):
     node: str
-    kind: Literal["throttled", "clock", "temperature", "swap", "disappeared"]
+    kind: Literal["throttled", "clock", "temperature", "swap", "disappeared", "idle_worker"]
     at: float
     detail: str
 

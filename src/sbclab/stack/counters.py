@@ -99,6 +99,21 @@ def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
     return {"tasks": tasks, "task_metrics": totals}
 
 
+def spark_tasks_by_host(event_log: Path) -> dict[str, int]:
+    """Tasks that succeeded, per executor host, from a Spark event log."""
+    by_host: dict[str, int] = {}
+    with open(event_log) as events:
+        for line in events:
+            event = json.loads(line)
+            if event.get("Event") != "SparkListenerTaskEnd":
+                continue
+            if (event.get("Task End Reason") or {}).get("Reason", "Success") != "Success":
+                continue
+            host = (event.get("Task Info") or {}).get("Host", "?")
+            by_host[host] = by_host.get(host, 0) + 1
+    return by_host
+
+
 def spark_intermediate_by_host(event_log: Path) -> dict[str, int]:
     """Shuffle bytes written plus disk bytes spilled, per executor host, from a Spark event log."""
     by_host: dict[str, int] = {}

@@ -283,9 +283,11 @@ class Stack:
         tasks = (self._get("jhs_http", f"/ws/v1/history/mapreduce/jobs/{job_id}/tasks").get("tasks") or {}).get("task") or []
         return job, tasks
 
-    def history_file_bytes_by_node(self, job_id: str, tasks: list[dict]) -> dict[str, int]:
-        """FILE_BYTES_WRITTEN of each task's successful attempt, summed per node (by NodeManager address)."""
+    def history_work_by_node(self, job_id: str, tasks: list[dict]) -> tuple[dict[str, int], dict[str, int]]:
+        """Per node (by NodeManager address): FILE_BYTES_WRITTEN of each task's successful attempt, summed,
+        and the number of tasks that succeeded there."""
         by_node: dict[str, int] = {}
+        tasks_by_node: dict[str, int] = {}
         base = f"/ws/v1/history/mapreduce/jobs/{job_id}/tasks"
         for task in tasks:
             attempt = task.get("successfulAttempt")
@@ -293,12 +295,13 @@ class Stack:
                 continue
             where = self._get("jhs_http", f"{base}/{task['id']}/attempts/{attempt}")["taskAttempt"]
             host = where.get("nodeHttpAddress", "?").rsplit(":", 1)[0]
+            tasks_by_node[host] = tasks_by_node.get(host, 0) + 1
             groups = self._get("jhs_http", f"{base}/{task['id']}/attempts/{attempt}/counters")
             for group in (groups.get("jobTaskAttemptCounters") or {}).get("taskAttemptCounterGroup") or []:
                 for counter in group.get("counter") or []:
                     if counter.get("name") == "FILE_BYTES_WRITTEN":
                         by_node[host] = by_node.get(host, 0) + int(counter["value"])
-        return by_node
+        return by_node, tasks_by_node
 
     def datanode_counters(self) -> dict[str, dict[str, int]]:
         """Each DataNode's own byte counters (DataNodeActivity): what HDFS wrote and read on that node."""
