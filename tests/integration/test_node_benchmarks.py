@@ -1,6 +1,9 @@
 """The seeds' per-node benchmarks, HPL, NetPIPE and web capacity on bare emulated nodes, at small sizes."""
 
 import os
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +115,40 @@ def test_web_capacity_steps_until_replies_fall_short(ctx):
     # At the peak the documents themselves crossed the link: rate x 10 KB, within the link's rate.
     peak = capacity.result["peak_rate"]
     assert 0.8 * peak * 10 * 1024 * 8 / 1e6 <= capacity.result["net_mbit_s_at_peak"] <= 1.2 * worker.link_mbit_s
+
+
+def test_busy_threads_each_get_one_virtual_core(ctx, tmp_path):
+    """As many busy threads as the board has cores, one per virtual core: each thread runs at one
+    board core's speed (its core's quota), none shares a core while another core idles."""
+    worker = ctx.cluster.spec.worker_nodes[0]
+    cores = profiles.board(worker.board).cores
+    group = cgroups.NodeCgroup(NAME, worker.name)
+    per_core = worker.cpu_cores / cores  # host cores each virtual core is given
+    busy = threading.Thread(target=ctx.cluster.transport.run, args=(
+        worker, ["stress-ng", "--cpu", str(cores), "--timeout", "9s", "--quiet"], {}, tmp_path / "stress.log"))
+    busy.start()
+    try:
+        time.sleep(3)  # stress-ng's workers started and the balancer spread them
+        workers = _stress_threads(group)
+        before = {tid: _ran_ns(tid) for tid in workers}
+        time.sleep(4)
+        ran = sorted(((_ran_ns(tid) - before[tid]) / 4e9 for tid in workers), reverse=True)[:cores]
+    finally:
+        busy.join(timeout=30)
+    assert len(ran) == cores, ran
+    shares = sorted(v / per_core for v in ran)
+    assert all(0.8 <= share <= 1.15 for share in shares), shares
+
+
+def _stress_threads(group: cgroups.NodeCgroup) -> list[int]:
+    found = []
+    for core in group.vcpu_dirs():
+        for tid in (core / "tasks").read_text().split():
+            comm = Path(f"/proc/{tid}/comm")
+            if comm.exists() and comm.read_text().startswith("stress-ng"):  # its workers and their parent
+                found.append(int(tid))
+    return found
+
+
+def _ran_ns(tid: int) -> int:
+    return int(Path(f"/proc/{tid}/task/{tid}/schedstat").read_text().split()[0])

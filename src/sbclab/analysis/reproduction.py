@@ -58,6 +58,7 @@ class Shape:
     row: tuple = ()  # speedup: the table row, and the worker count against the base
     workers: int | None = None
     base: int | None = None
+    predicted: bool = False  # the model's value beyond the worker counts we ran, not judged
 
 
 @dataclass
@@ -233,7 +234,8 @@ def _speedups(found: Reproduction) -> list[Shape]:
                 shapes.append(Shape("speedup", label, published, None, *judge(published, None), row=row,
                                     workers=int(other.column[at]), base=int(base.column[at])))
                 continue
-            if int(other.column[at]) > max(times):
+            predicted = int(other.column[at]) > max(times)
+            if predicted:
                 verdict, detail = "not measurable here", (
                     f"predicted {_derived(ours)} by the model beyond the {max(times)} workers we ran: a prediction, "
                     "not a measurement")
@@ -241,7 +243,7 @@ def _speedups(found: Reproduction) -> list[Shape]:
                 verdict, detail = judge(published, ours)
             shapes.append(Shape("speedup", f"{label} (fitted, at the seed's work)", published, ours, verdict,
                                 f"{detail}; {_fitted_why(ratio)}", row=row, workers=int(other.column[at]),
-                                base=int(base.column[at])))
+                                base=int(base.column[at]), predicted=predicted))
         seeds_fit = scaling.fit([(int(e.column[at]), e.published.value) for e in cells])
         if seeds_fit is not None and len(times) >= 2:
             published = seeds_fit.parallel_share(1.0, int(base.column[at]))

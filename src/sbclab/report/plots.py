@@ -256,7 +256,7 @@ def reproduction_speedups(found) -> Plot | None:
     for shape in found.shapes:
         if shape.kind == "speedup" and shape.workers:
             rows.setdefault(shape.row, []).append(shape)
-    if not any(s.ours for shapes in rows.values() for s in shapes):
+    if not any(s.ours and not s.predicted for shapes in rows.values() for s in shapes):
         return None
     fig, ax = plt.subplots(figsize=(6, 3.6))
     top = 1
@@ -264,16 +264,24 @@ def reproduction_speedups(found) -> Plot | None:
         shapes.sort(key=lambda s: s.workers)
         base = shapes[0].base
         name = " ".join(str(v) for v in row if v is not None)
+        measured = [s for s in shapes if s.ours and not s.predicted]
+        predicted = [s for s in shapes if s.ours and s.predicted]
+        if not measured:
+            continue  # a row we did not run: its published line alone says nothing here
         xs = [base] + [s.workers for s in shapes]
         top = max(top, *xs)
         ax.plot(xs, [1.0] + [s.published for s in shapes], "s--", label=f"{name}: published")
-        ours = [s for s in shapes if s.ours]
-        fitted = any("fitted" in s.label for s in ours)
-        low = [s.ours.value - (s.ours.ci_low if s.ours.ci_low is not None else s.ours.value) for s in ours]
-        high = [(s.ours.ci_high if s.ours.ci_high is not None else s.ours.value) - s.ours.value for s in ours]
-        ax.errorbar([base] + [s.workers for s in ours], [1.0] + [s.ours.value for s in ours],
-                    yerr=[[0.0] + low, [0.0] + high], marker="o", capsize=4,
-                    label=f"{name}: ours" + (" (fitted at the seed's work)" if fitted else ""))
+        fitted = any("fitted" in s.label for s in measured)
+        if measured:
+            line = ax.errorbar([base] + [s.workers for s in measured], [1.0] + [s.ours.value for s in measured],
+                               yerr=_bounds([None] + measured), marker="o", capsize=4,
+                               label=f"{name}: ours" + (" (fitted at the seed's work)" if fitted else ""))
+            if predicted:
+                last = measured[-1]
+                ax.errorbar([last.workers] + [s.workers for s in predicted],
+                            [last.ours.value] + [s.ours.value for s in predicted],
+                            yerr=_bounds([None] + predicted), marker="o", markerfacecolor="white", linestyle=":",
+                            capsize=4, color=line.lines[0].get_color(), label=f"{name}: the model's prediction")
     ax.plot([1, top], [1, top], "k:", linewidth=1, label="ideal")
     ax.set_xlabel("workers")
     ax.set_ylabel("speedup")
@@ -283,3 +291,16 @@ def reproduction_speedups(found) -> Plot | None:
     ax.set_title(f"{found.table}: speedup, published and ours (95 % interval)", fontsize=10)
     return render_figure(fig, f"{found.seed} {found.table} speedup",
                          f"Speedup by worker count of {found.table}: the seed's published points and ours")
+
+
+def _bounds(shapes: list) -> list[list[float]]:
+    """Error bars below and above each point (none for a leading None: the base, or a repeated point)."""
+    low, high = [], []
+    for s in shapes:
+        if s is None or s.ours.ci_low is None:
+            low.append(0.0)
+            high.append(0.0)
+        else:
+            low.append(s.ours.value - s.ours.ci_low)
+            high.append(s.ours.ci_high - s.ours.value)
+    return [low, high]
