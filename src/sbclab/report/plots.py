@@ -165,25 +165,46 @@ def intermediate_by_size(figures: list[CellFigures]) -> list[Plot]:
 
 
 def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
-    """Energy per run and performance per watt by cell (Lee & Park 2026, Table 21 and its discussion)."""
+    """Energy per run and performance per watt by cell (Lee & Park 2026, Table 21 and its discussion).
+    Performance per watt is drawn only for cells that move bytes (Pi has no throughput); intervals are
+    the cells' own, on the log scale, so they stay above zero."""
     rows = [f for f in figures if f.energy]
     if not rows:
         return []
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.5 + 0.35 * len(rows) + 1.5))
+    moving = [f for f in rows if f.perf_per_watt]
+    fig, axes = plt.subplots(1, 2 if moving else 1, figsize=(10, 0.5 + 0.35 * len(rows) + 1.5))
+    left = axes[0] if moving else axes
     several = len({f.cell.key.cluster for f in rows}) > 1
-    labels = [f.cell.key.label(several) for f in rows]
-    left.barh(labels, [f.energy.mean / 1000 for f in rows], xerr=[_err(f.energy) / 1000 for f in rows], capsize=3)
+    left.barh([f.cell.key.label(several) for f in rows], [f.energy.mean / 1000 for f in rows],
+              xerr=_asymmetric([f.energy for f in rows], 1000), capsize=3)
     left.set_xlabel("energy per run (kJ, cluster)")
-    ppw = [(f.perf_per_watt.mean / 1e6 if f.perf_per_watt else 0.0) for f in rows]
-    right.barh(labels, ppw)
-    right.set_xlabel("performance per watt (MB/s per W)")
-    right.set_yticklabels([])
-    for ax in (left, right):
+    shown = [left]
+    if moving:
+        right = axes[1]
+        if len(moving) == len(rows):  # the same cells: the left panel's labels name them
+            right.barh([f.cell.key.label(several) for f in moving], [f.perf_per_watt.mean / 1e6 for f in moving])
+            right.set_yticklabels([])
+        else:
+            right.barh([f.cell.key.label() for f in moving], [f.perf_per_watt.mean / 1e6 for f in moving])
+        right.set_xlabel("performance per watt (MB/s per W)")
+        shown.append(right)
+    for ax in shown:
         ax.grid(alpha=0.3, axis="x")
         ax.tick_params(axis="y", labelsize=7)
+    emulated = any(f.cell.emulated for f in rows)
     estimated = any(f.power_estimated for f in rows)
-    fig.suptitle("energy and performance per watt" + (" (power estimated from CPU load)" if estimated else ""), fontsize=10)
-    return [render_figure(fig, "Energy and performance per watt", "Energy per run and performance per watt by cell")]
+    fig.suptitle("energy" + (" and performance per watt" if moving else "")
+                 + (" (the boards' power model applied to emulated time)" if emulated
+                    else " (power estimated from CPU load)" if estimated else ""), fontsize=10)
+    return [render_figure(fig, "Energy and performance per watt" if moving else "Energy",
+                          "Energy per run" + (" and performance per watt" if moving else "") + " by cell")]
+
+
+def _asymmetric(estimates: list, unit: float) -> list[list[float]]:
+    """Error bars from each estimate's own interval (asymmetric on the log scale); none without one."""
+    low = [(e.mean - e.ci_low) / unit if e.ci_low is not None else 0.0 for e in estimates]
+    high = [(e.ci_high - e.mean) / unit if e.ci_high is not None else 0.0 for e in estimates]
+    return [low, high]
 
 
 def run_series(series: dict, title: str) -> list[Plot]:
