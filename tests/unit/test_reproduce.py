@@ -232,3 +232,13 @@ def test_a_cell_of_another_stack_is_not_the_seeds_cell():
     [p] = reference.matches("pi", "hadoop", None, 2, "rpi5b", "nvme-p31-gen3", {"maps": 100, "samples_per_map": 10000},
                             versions=ours)
     assert p.seed == "leepark2026"
+
+
+def test_where_a_runs_time_went_comes_from_its_phases():
+    from sbclab.analysis import breakdown
+    terasort = load(RESULTS / "runs" / "20261122T200706Z-hadoop-terasort-2369.json")
+    parts = breakdown.of_run(terasort)
+    assert set(parts.seconds) == set(breakdown.PARTS) and all(v >= 0 for v in parts.seconds.values())
+    assert sum(parts.seconds.values()) == pytest.approx(terasort.wall_time_s, rel=0.05)
+    assert 0 < parts.worker_busy_pct <= 100
+    assert breakdown.of_run(terasort.model_copy(update={"measurements": None})) is None

@@ -17,7 +17,8 @@ from typing import Any
 from .. import atomic
 from ..results.schema import RunRecord
 from ..units import format_size
-from . import reference, scaling, stats
+from . import breakdown, reference, scaling, stats
+from .breakdown import Breakdown
 from .cells import cold_start_warning, status
 
 TOLERANCE = 0.20
@@ -45,6 +46,7 @@ class Entry:
     scale_factor: float | None = None
     values: list[float] = field(default_factory=list)  # ours, one per run
     work_ratio: float = 1.0  # the seed's work / the work we ran (Pi maps x samples, bytes)
+    breakdown: Breakdown | None = None  # where our runs' time went, on average
 
 
 @dataclass
@@ -162,7 +164,7 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
                              tuple(p.dimensions.get(d) for d in layout.columns), p,
                              stats.estimate(values) if values else None, [r.run_id for r in mine],
                              next(iter(factors)) if len(factors) == 1 else None, values,
-                             _work_ratio(p, sizes, parameters)))
+                             _work_ratio(p, sizes, parameters), breakdown.mean_of(mine)))
     found = Reproduction(seed, table, title, layout, entries, [], list(notes), circular, sizes)
     by_id = {r.run_id: r for r in counted}
     for e in entries:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..analysis import reproduction
+from ..analysis import breakdown, reproduction
 from ..analysis.reproduction import Layout, Reproduction
 from ..cluster import inventory
 from ..experiments import orchestrator, plan, reproduce
@@ -57,6 +57,14 @@ def render(found: Reproduction, where: Path) -> Path:
         console.print(table("the seed's conclusions as shapes", ["shape", "published", "ours (95 % interval)", "verdict"],
                             [[s.label, f"{s.published:.3g}", _derived(s.ours), f"{s.verdict}: {s.detail}"]
                              for s in found.shapes], fold=True))
+    parts = [e for e in found.entries if e.breakdown]
+    if parts:
+        console.print(table("where our runs' time went (mean seconds; workers' CPU busy, of their quota)",
+                            [" / ".join(found.layout.rows + found.layout.columns), *breakdown.PARTS, "workers busy"],
+                            [[" ".join(str(v) for v in (*e.row, *e.column) if v is not None),
+                              *(f"{e.breakdown.seconds[p]:.1f}" for p in breakdown.PARTS),
+                              "-" if e.breakdown.worker_busy_pct is None else f"{e.breakdown.worker_busy_pct:.0f} %"]
+                             for e in parts]))
     for note in found.notes:
         console.print(f"[dim]{note}[/dim]")
     return reproduction.save_csv(found, where)[0]

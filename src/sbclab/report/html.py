@@ -5,7 +5,7 @@ from pathlib import Path
 import jinja2
 
 from .. import atomic
-from ..analysis import reference, reproduction
+from ..analysis import breakdown, reference, reproduction
 from ..analysis.cells import cluster_identity
 from ..units import format_size
 from . import nodes, plots, tables
@@ -66,7 +66,8 @@ def render(report: Report) -> str:
         commands=sorted({" ".join(r.command) for r in report.runs}),
         seeds=sorted({raw["citation"] for raw in reference.seeds().values()}),
         tolerance=reproduction.TOLERANCE, num=_num, size=format_size,
-        reproduction_plots=[plots.reproduction_speedups(r) for r in report.reproductions])
+        reproduction_plots=[plots.reproduction_speedups(r) for r in report.reproductions],
+        breakdown_parts=breakdown.PARTS)
 
 
 def write(report: Report, out: Path) -> dict[str, Path]:
