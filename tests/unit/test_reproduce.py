@@ -242,3 +242,19 @@ def test_where_a_runs_time_went_comes_from_its_phases():
     assert sum(parts.seconds.values()) == pytest.approx(terasort.wall_time_s, rel=0.05)
     assert 0 < parts.worker_busy_pct <= 100
     assert breakdown.of_run(terasort.model_copy(update={"measurements": None})) is None
+
+
+def test_node_benchmarks_and_baun_hpl_are_set_beside_their_published_cells():
+    from sbclab.cli.results import _node_rows
+    pi = load(RESULTS / "runs" / f"{PI}.json")
+    sysbench = pi.model_copy(update={"workload": "sysbench-cpu", "engine": "node", "parameters": {"node": "worker1"},
+                                     "result": {"events_per_s": {"1": 7500.0, "4": 29000.0}}})
+    cluster = pi.cluster.model_copy(update={"board": "rpi1b", "workers": 2})
+    hpl = pi.model_copy(update={"workload": "hpl", "engine": "mpi", "cluster": cluster, "result": {"rmax_gflops": 0.03},
+                                "parameters": {"nodes": 2, "memory_fraction": 0.7}})
+    rows = _node_rows([sysbench, hpl])
+    baun = [r for r in rows if r[0].startswith("hpl rpi1b 2 node(s), 70 %")]
+    assert baun and baun[0][2] == "0.355 Gflops" and "baun2016 Table 7" in baun[0][3] and baun[0][4] == "same cell"
+    four = [r for r in rows if r[0] == "sysbench-cpu rpi5b 4 threads"]
+    assert {r[3] for r in four} == {"leepark2026 Table 4", "leepark2026 Table 23"} and "circular" in four[0][4]
+    assert four[0][1].startswith("29,000 @")  # an emulated rate is shown with its scale

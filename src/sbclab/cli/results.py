@@ -15,7 +15,7 @@ from ..report import build, html
 from ..results import summary
 from ..results.store import ResultsStore, load_runs
 from .options import CostOptions, cost_options
-from .output import console, runs_summary, say
+from .output import console, runs_summary, say, table
 
 RESULTS_DIR = click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
 
@@ -100,12 +100,62 @@ def compare_command(results_dir):
             shown.add_row(label, _fmt(ours), f"{p.printed} {p.unit}", f"{', '.join(sources)} ({where})",
                           _fmt(ours / p.seconds if ours and p.seconds else None, "{:.2f}"), match)
     console.print(shown)
+    nodes = _node_rows(report.runs)
+    if nodes:
+        console.print(table("Node benchmarks and HPL next to the published cells (ours: mean over runs)",
+                            ["cell", "ours", "published", "source", "match"], nodes, fold=True))
     if report.emulated:
         console.print("[yellow]Your results are emulated: their seconds are a cluster's scaled down by the factor shown, "
                       "so a ratio says how the emulation at that scale compares with real boards, not whether a "
                       "board would match; the seeds' shapes are judged by 'sbclab reproduce'. Emulated energy and "
                       "performance per watt are the boards' power model applied to emulated time and are not set "
                       "beside metered figures.[/yellow]")
+
+
+def _node_rows(runs) -> list[list[str]]:
+    """sysbench events/s by threads and HPL's Rmax by node count and memory share, each beside the
+    seeds' cells of the same board; an emulated figure is shown with its scale factor (its rates are the
+    board's times the factor) and a cell whose published value is a profile input is marked circular."""
+    groups: dict[tuple, list] = {}
+    for run in runs:
+        if run.valid and run.workload in reference.NODE_METRICS:
+            groups.setdefault((run.workload, run.cluster.board, run.scale.factor if run.cluster.emulated else None,
+                               run.parameters.get("nodes"), run.parameters.get("memory_fraction")), []).append(run)
+    rows = []
+    for (workload, board, factor, nodes, fraction), members in sorted(groups.items(), key=str):
+        scale = f" @{factor:.3g}" if factor else ""
+        if workload == "sysbench-cpu":
+            by_threads: dict[str, list[float]] = {}
+            for run in members:
+                for threads, rate in (run.result.get("events_per_s") or {}).items():
+                    by_threads.setdefault(str(threads), []).append(rate)
+            for threads, rates in sorted(by_threads.items(), key=lambda kv: int(kv[0])):
+                cells = reference.node_matches(workload, board, {"threads": int(threads)})
+                rows += _node_row(f"sysbench-cpu {board} {threads} threads", sum(rates) / len(rates), scale, cells,
+                                  workload)
+        else:
+            rmax = [r.result["rmax_gflops"] for r in members if r.result.get("rmax_gflops")]
+            if rmax:
+                share = round(100 * fraction) if fraction else None
+                cells = reference.node_matches(workload, board, {"workers": nodes, "memory_utilised_pct": share})
+                rows += _node_row(f"hpl {board} {nodes} node(s), {share} % of memory", sum(rmax) / len(rmax), scale,
+                                  cells, workload)
+    return rows
+
+
+def _figure(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _node_row(label: str, ours: float, scale: str, cells: list, workload: str) -> list[list[str]]:
+    if not cells:
+        return [[label, f"{_figure(ours)}{scale}", "—", ", ".join(sorted({p.seed for p in reference.node_nearest(workload)}))
+                 or "no seed measured it", "nearest: another board (no seed measured this one)"]]
+    out = []
+    for p, sources in reference.once(cells):
+        circular = " (circular: a profile input)" if p.metric in reference.CIRCULAR_METRICS else ""
+        out.append([label, f"{_figure(ours)}{scale}", f"{p.printed} {p.unit}", ", ".join(sources), "same cell" + circular])
+    return out
 
 
 def _differs(k, p, versions: dict[str, str] | None = None) -> str:

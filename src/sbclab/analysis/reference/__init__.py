@@ -174,3 +174,30 @@ def for_cell(workload: str, engine: str, size_bytes: int | None, workers: int, b
     if exact:
         return exact, True
     return nearest(workload, engine, size_bytes, workers, board, storage), False
+
+
+# What a node benchmark's published cells measure, and which of our parameters define them.
+NODE_METRICS = {"sysbench-cpu": "sysbench_events_per_s", "hpl": "hpl_rmax"}
+# Node tables whose published values are the board profiles' own inputs (sysbench events/s): matching
+# them on an emulated cluster is circular. HPL's Rmax is not an input of any profile.
+CIRCULAR_METRICS = {"sysbench_events_per_s", "power", "network_bandwidth", "disk_throughput", "iops"}
+
+
+def node_matches(workload: str, board: str, dimensions: dict[str, Any]) -> list[Published]:
+    """Published cells of a node benchmark or HPL on the same board whose printed dimensions all agree
+    with ours (threads for sysbench; nodes and memory share for HPL)."""
+    metric = NODE_METRICS.get(workload)
+    found = []
+    for p in published():
+        d = p.dimensions
+        if p.metric != metric or d.get("workload") != workload or d.get("board") != board:
+            continue
+        if all(d[k] == v for k, v in dimensions.items() if k in d):
+            found.append(p)
+    return found
+
+
+def node_nearest(workload: str, limit: int = 3) -> list[Published]:
+    """The published cells of a node benchmark on any board, for a board no seed measured."""
+    metric = NODE_METRICS.get(workload)
+    return [p for p in published() if p.metric == metric and p.dimensions.get("workload") == workload][:limit]
