@@ -258,3 +258,22 @@ def test_node_benchmarks_and_baun_hpl_are_set_beside_their_published_cells():
     four = [r for r in rows if r[0] == "sysbench-cpu rpi5b 4 threads"]
     assert {r[3] for r in four} == {"leepark2026 Table 4", "leepark2026 Table 23"} and "circular" in four[0][4]
     assert four[0][1].startswith("29,000 @")  # an emulated rate is shown with its scale
+
+
+def test_a_cell_stored_at_another_scale_is_neither_done_nor_in_the_table(tmp_path):
+    runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0], ("nvme-p31-gen3", 2): [1310.0, 1300.0]})
+    factor = runs[0].scale.factor
+    layout = reproduction.Layout(("storage",), ("workers",), "wall_time", ("speedup",))
+    seeds = {"pi": {"maps": 100, "samples_per_map": 10000}}
+    assert reproduction.reproduce("leepark2026", "Table 16", layout, runs, parameters=seeds,
+                                  scale=factor).at(("nvme-p31-gen3",), (2,)).ours.n == 2
+    elsewhere = reproduction.reproduce("leepark2026", "Table 16", layout, runs, parameters=seeds, scale=factor / 2)
+    assert all(e.ours is None for e in elsewhere.entries)
+
+    class Spec:
+        backend = "emulated"
+        scale = runs[0].scale
+    cell = type("Cell", (), {"key": "k1", "shape": ("nvme", "paper", 1)})()
+    found = plan.Plan(None, [cell], set(), specs={cell.shape: Spec})
+    assert plan._done_at_scale(found, {"k1": {factor}}) == {"k1"}
+    assert plan._done_at_scale(found, {"k1": {factor / 2}}) == set()  # another experiment's scale

@@ -10,6 +10,7 @@ runs on each side.
 
 import csv
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,8 +110,11 @@ def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any])
     return None
 
 
-def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], parameters: dict[str, Any]) -> bool:
+def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], parameters: dict[str, Any],
+             scale: float | None = None) -> bool:
     d = p.dimensions
+    if scale is not None and run.cluster.emulated and not math.isclose(run.scale.factor, scale, rel_tol=1e-3):
+        return False  # another experiment's run of the same cell, at another scale
     if d.get("workload") != run.workload or (d.get("engine") and d["engine"] != run.engine):
         return False
     if d.get("workers") and int(run.parameters.get("nodes") or run.cluster.workers) != int(d["workers"]):
@@ -147,7 +151,8 @@ def _work_ratio(p: reference.Published, sizes: dict[int, int], parameters: dict[
 
 
 def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, sizes: dict[int, int] | None = None,
-              parameters: dict[str, Any] | None = None, circular: bool = False, notes: list[str] = ()) -> Reproduction:
+              parameters: dict[str, Any] | None = None, circular: bool = False, notes: list[str] = (),
+              scale: float | None = None) -> Reproduction:
     """The table's published rows beside our valid runs of the same cells. `sizes` maps a seed's size
     to the size we ran it at (scaled down on an emulated cluster)."""
     sizes, parameters = sizes or {}, parameters or {}
@@ -157,7 +162,7 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
     counted = [r for r in runs if status(r) == "headline"]
     entries = []
     for p in rows:
-        mine = [r for r in counted if _matches(r, p, sizes, parameters)]
+        mine = [r for r in counted if _matches(r, p, sizes, parameters, scale)]
         values = [v for r in mine if (v := value_of(r, p.metric, p.unit, p.dimensions)) is not None]
         factors = {round(r.scale.factor, 6) for r in mine if r.cluster.emulated}
         entries.append(Entry(tuple(p.dimensions.get(d) for d in layout.rows),
@@ -329,12 +334,12 @@ def request_path(results: Path, seed: str, table: str, suffix: str = ".json") ->
 
 
 def save_request(results: Path, seed: str, table: str, layout: Layout, *, sizes: dict[int, int],
-                 parameters: dict[str, Any], circular: bool, notes: list[str]) -> Path:
+                 parameters: dict[str, Any], circular: bool, notes: list[str], scale: float | None = None) -> Path:
     """What a reproduction compares, kept beside the runs, so a report recomputes it from them."""
     path = request_path(results, seed, table)
     request = {"seed": seed, "table": table, "rows": layout.rows, "columns": layout.columns, "metric": layout.metric,
                "shapes": layout.shapes, "sizes": {str(k): v for k, v in sizes.items()}, "parameters": parameters,
-               "circular": circular, "notes": notes}
+               "circular": circular, "notes": notes, "scale": scale}
     atomic.write_text(path, json.dumps(request, indent=1))
     return path
 
@@ -373,5 +378,6 @@ def from_results(results: Path, runs: list[RunRecord]) -> list[Reproduction]:
         r = json.loads(path.read_text())
         layout = Layout(tuple(r["rows"]), tuple(r["columns"]), r["metric"], tuple(r["shapes"]))
         found.append(reproduce(r["seed"], r["table"], layout, runs, sizes={int(k): v for k, v in r["sizes"].items()},
-                               parameters=r["parameters"], circular=r["circular"], notes=r["notes"]))
+                               parameters=r["parameters"], circular=r["circular"], notes=r["notes"],
+                               scale=r.get("scale")))
     return found

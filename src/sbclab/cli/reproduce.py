@@ -151,9 +151,10 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
         layout = Layout(tuple(t.layout["rows"]), tuple(t.layout["columns"]), t.layout["metric"], t.shapes)
         parameters = planned.parameters or (t.experiment or {}).get("parameters", {})
         reproduction.save_request(results, found_seed.key, t.reference, layout, sizes=planned.sizes,
-                                  parameters=parameters, circular=t.circular, notes=planned.notes)
+                                  parameters=parameters, circular=t.circular, notes=planned.notes, scale=planned.scale)
         found = reproduction.reproduce(found_seed.key, t.reference, layout, runs, sizes=planned.sizes,
-                                       parameters=parameters, circular=t.circular, notes=planned.notes)
+                                       parameters=parameters, circular=t.circular, notes=planned.notes,
+                                       scale=planned.scale)
         say(f"CSV: {render(found, results)}")
     if bad:
         err_console.print(f"[yellow]{bad} run(s) failed or invalid; they are stored, left out of the tables, and run "

@@ -6,6 +6,7 @@ replicas plus the workload's intermediate and output volume per input byte.
 """
 
 import functools
+import math
 import shutil
 from dataclasses import dataclass, field
 
@@ -130,10 +131,33 @@ class Plan:
 def completed_keys(store: ResultsStore, on_boards: bool = False) -> set[str]:
     """Cells stored valid, on real boards or on emulated and local nodes as asked: the same cell
     measured on the other kind of cluster is not done."""
+    return set(completed_scales(store, on_boards))
+
+
+def completed_scales(store: ResultsStore, on_boards: bool = False) -> dict[str, set[float | None]]:
+    """Each cell stored valid, with the scale factors it was emulated at (None: not emulated)."""
+    found: dict[str, set[float | None]] = {}
     if not store.runs_dir.exists():
-        return set()
-    return {run.cell["key"] for run in store.runs()
-            if run.cell and run.valid and (run.cluster.backend == "ssh") == on_boards}
+        return found
+    for run in store.runs():
+        if run.cell and run.valid and (run.cluster.backend == "ssh") == on_boards:
+            found.setdefault(run.cell["key"], set()).add(run.scale.factor if run.cluster.emulated else None)
+    return found
+
+
+def _done_at_scale(found: Plan, stored: dict[str, set[float | None]]) -> set[str]:
+    """Cells stored at the scale this plan runs their shape at: the same cell emulated at another scale
+    (another experiment's, with other shapes beside it) is not done, or one table would mix scales."""
+    done = set()
+    for cell in found.cells:
+        spec = found.specs.get(cell.shape)
+        factors = stored.get(cell.key, set())
+        if spec is None or spec.backend != "emulated":
+            if factors:
+                done.add(cell.key)
+        elif any(f is not None and math.isclose(f, spec.scale.factor, rel_tol=1e-3) for f in factors):
+            done.add(cell.key)
+    return done
 
 
 def prepare(experiment: Experiment, results, say=lambda message: None, boards: BoardAccess | None = None) -> Plan:
@@ -145,7 +169,8 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         found = Plan(experiment, cells(experiment, node_names), completed_keys(store, on_boards=True), boards=boards)
         _board_specs(found)
         return found
-    found = Plan(experiment, cells(experiment), completed_keys(store))
+    stored = completed_scales(store)
+    found = Plan(experiment, cells(experiment), set(stored))
     settings = experiment.cluster
     backend = backend_for(settings.backend, say)
     shapes = {}
@@ -182,6 +207,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         _check_host_disk(spec)
         experiment.monitor.check_nodes([n.name for n in spec.nodes])
         found.specs[cell.shape] = spec
+    found.done = _done_at_scale(found, stored)
     return found
 
 

@@ -101,6 +101,7 @@ class Planned:
     sizes: dict[int, int] = field(default_factory=dict)  # the seed's size -> the size it runs at here
     work: float = 1.0
     parameters: dict[str, Any] = field(default_factory=dict)  # the workloads' parameters as run
+    scale: float | None = None  # the one emulation scale factor of the table's runs (None: not emulated)
 
 
 def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None:
@@ -163,6 +164,9 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
         for raw in raws:
             raw["cluster"]["scale"] = common
         planned.notes.append(f"every board emulated at one scale factor, {common:.4g}")
+        planned.scale = common
+    elif backend == "emulated" and raws:
+        planned.scale = _shared_factor(raws[0])
     for raw in raws:
         if raw.get("sizes") and raw["sizes"] != [1]:
             seeds_sizes = [parse_size(s) if isinstance(s, str) else int(s) for s in raw["sizes"]]
