@@ -2,8 +2,8 @@
 one in the seed's layout, written as CSV, recomputed in the report, and only rendered when run again.
 
 The 2026 seed's Table 4 (sysbench CPU events/s by threads on an RPi 4B and an RPi 5B) runs on bare
-nodes, so it is the cheapest of the seed's tables that exercises the whole command (with --work 0.2,
-2-second measurements instead of 10); it is circular (the boards' profiles hold the published
+nodes, so it is the cheapest of the seed's tables that exercises the whole command (with --work 0.1,
+1-second measurements instead of 10); it is circular (the boards' profiles hold the published
 figures), which the output says. Both boards run at one scale factor.
 """
 
@@ -19,7 +19,7 @@ from .conftest import NOTHING, leaked
 
 def _reproduce(results, *extra) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "sbclab.cli", "reproduce", "lee-park-2026", "table4", "--repetitions", "2",
-                           "--work", "0.2",
+                           "--work", "0.1",
                            "--results", str(results), *extra], capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "COLUMNS": "200"})
 
@@ -33,7 +33,7 @@ def test_a_seed_table_is_run_and_set_beside_the_published_one(tmp_path):
     runs = list(ResultsStore(results).runs())
     assert len(runs) == 4 and all(r.valid for r in runs)
     assert {r.cluster.board for r in runs} == {"rpi4b", "rpi5b"} and len({r.scale.factor for r in runs}) == 1
-    assert all(r.parameters["node"] == "worker1" and r.parameters["seconds"] == 2 for r in runs)
+    assert all(r.parameters["node"] == "worker1" and r.parameters["seconds"] == 1 for r in runs)
     rows = list(csv.DictReader(open(results / "reproduction" / "leepark2026-table4.csv")))
     measured = [r for r in rows if r["ours_mean"]]
     assert measured and all(int(r["n"]) == 2 and float(r["ours_ci_low"]) > 0 for r in measured)

@@ -277,3 +277,22 @@ def test_a_cell_stored_at_another_scale_is_neither_done_nor_in_the_table(tmp_pat
     found = plan.Plan(None, [cell], set(), specs={cell.shape: Spec})
     assert plan._done_at_scale(found, {"k1": {factor}}) == {"k1"}
     assert plan._done_at_scale(found, {"k1": {factor / 2}}) == set()  # another experiment's scale
+
+
+def test_boards_side_by_side_are_judged_on_their_ratio(tmp_path):
+    raw = json.loads((RESULTS / "runs" / f"{PI}.json").read_text())
+    runs = []
+    for board, rate in (("rpi5b", 7200.0), ("rpi5b-oc", 9000.0)):
+        for i, wobble in enumerate((0.99, 1.01)):
+            doc = {**raw, "run_id": f"sb-{board}-{i}", "workload": "sysbench-cpu", "engine": "node",
+                   "parameters": {"node": "worker1"}, "result": {"events_per_s": {"1": rate * wobble}},
+                   "cluster": {**raw["cluster"], "board": board, "workers": 1}}
+            path = tmp_path / "runs" / f"{doc['run_id']}.json"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(doc))
+            runs.append(load(path))
+    layout = reproduction.Layout(("board",), ("threads",), "sysbench_events_per_s", ("board_ratio",))
+    found = reproduction.reproduce("leepark2026", "Table 23", layout, runs, circular=True)
+    [one] = [s for s in found.shapes if s.label == "threads 1: rpi5b-oc over rpi5b"]
+    assert one.published == pytest.approx(30920.29 / 24699.51) and one.ours.value == pytest.approx(1.25)
+    assert one.verdict == "holds"

@@ -321,11 +321,33 @@ def _intermediate_per_byte(found: Reproduction) -> list[Shape]:
     return shapes
 
 
+def _board_ratios(found: Reproduction) -> list[Shape]:
+    """Each board against the table's first, column by column (a higher-is-better metric: the Pi 5
+    over the Pi 4, the overclocked Pi 5 over the stock one)."""
+    if "board" not in found.layout.rows:
+        return []
+    at = found.layout.rows.index("board")
+    shapes = []
+    for column in found.columns:
+        cells = [e for e in found.entries if e.column == column and e.published.value]
+        if len(cells) < 2:
+            continue
+        base = cells[0]
+        for other in cells[1:]:
+            published = other.published.value / base.published.value
+            ours = stats.ratio(other.ours, base.ours) if other.ours and base.ours else None
+            named = " ".join(f"{d} {v}" for d, v in zip(found.layout.columns, column) if v is not None)
+            label = f"{named}: {other.row[at]} over {base.row[at]}".strip()
+            shapes.append(Shape("board ratio", label, published, ours, *judge(published, ours)))
+    return shapes
+
+
 def _label(values: tuple) -> str:
     return " ".join(str(v) for v in values if v is not None)
 
 
-SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte}
+SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte,
+          "board_ratio": _board_ratios}
 
 
 
