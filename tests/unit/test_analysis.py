@@ -141,3 +141,14 @@ def test_with_its_series_a_verdict_is_judged_over_the_job_not_the_margins():
     job = verdicts.verdict(run, series)
     assert job.figures["cpu_busy_pct"] > whole.figures["cpu_busy_pct"]
     assert job.kind == "cpu"
+
+
+def test_a_run_whose_tasks_were_spread_unevenly_is_called_scheduler_limited():
+    run = load(RESULTS / "runs" / f"{TERASORT}.json")
+    for name, busy in (("worker1", 50.0), ("worker2", 20.0)):
+        run.measurements.nodes[name].cpu_busy_pct_mean = busy
+    run.measurements.tasks_by_worker = {"worker1": 12, "worker2": 4}
+    v = verdicts.verdict(run)
+    assert v.kind == "scheduler" and "worker1 12, worker2 4" in v.sentence and v.label == "scheduler-limited"
+    run.measurements.tasks_by_worker = {"worker1": 8, "worker2": 8}  # even tasks: the hardware's verdict stands
+    assert verdicts.verdict(run).kind != "scheduler"

@@ -21,6 +21,7 @@ from ..results.schema import RunRecord
 
 SATURATED = 60.0   # % of a resource's capacity, averaged over the run, that makes it the bottleneck
 IOWAIT_STORAGE = 20.0  # % iowait that makes storage the bottleneck even when busy time is unknown
+UNEVEN_CPU = 0.6  # a worker below this share of the busiest worker's CPU, given few tasks, was left idle
 
 
 @dataclass
@@ -30,7 +31,8 @@ class Verdict:
     figures: dict[str, float]
 
     LABELS = {"cpu": "CPU-bound", "storage": "storage-bound", "network": "network-bound",
-              "memory": "memory pressure", "overhead": "no resource saturated", "unknown": "not measured"}
+              "memory": "memory pressure", "overhead": "no resource saturated", "scheduler": "scheduler-limited",
+              "unknown": "not measured"}
 
     @property
     def label(self) -> str:
@@ -85,6 +87,21 @@ def _from_series(series: dict, workers: list[str], start: float, end: float) -> 
     return out
 
 
+def _uneven(tasks: dict[str, int], cpu: dict[str, float]) -> str | None:
+    """The scheduler, not the hardware, set the time: a job with tasks enough for every worker (two
+    each) gave one worker at most half the tasks of another, and that worker's CPU stayed well below
+    the busiest's (YARN's capacity scheduler fills the NodeManager that heartbeats first)."""
+    if len(tasks) < 2 or sum(tasks.values()) < 2 * len(tasks) or len(cpu) < 2:
+        return None
+    if min(tasks.values()) * 2 > max(tasks.values()) or min(cpu.values()) >= UNEVEN_CPU * max(cpu.values()):
+        return None
+    idle, busy = min(cpu, key=cpu.get), max(cpu, key=cpu.get)
+    spread = ", ".join(f"{name} {count}" for name, count in sorted(tasks.items()))
+    return (f"Scheduler-limited: the tasks were spread unevenly (tasks per worker: {spread}); {idle}'s CPU averaged "
+            f"{cpu[idle]:.0f} % while {busy}'s averaged {cpu[busy]:.0f} %, so the placement, not a resource of the "
+            "boards, set the time.")
+
+
 def verdict(run: RunRecord, series: dict | None = None) -> Verdict:
     """The run's bottleneck; with its stored series, judged over the job's own phases."""
     m = run.measurements
@@ -116,6 +133,9 @@ def verdict(run: RunRecord, series: dict | None = None) -> Verdict:
         figures["swap_bytes"] = amount
         return Verdict("memory", f"Memory pressure: {node} swapped {amount / 2**20:.0f} MiB during the run "
                                  f"(busiest worker: {others}); give containers less memory or the nodes more.", figures)
+    uneven = _uneven(m.tasks_by_worker, {n: v["cpu"] for n, v in means.items()})
+    if uneven:
+        return Verdict("scheduler", uneven, figures)
     shares = {"cpu": cpu, "storage": max(disk, iowait * SATURATED / IOWAIT_STORAGE), "network": link}
     kind, top = max(shares.items(), key=lambda kv: kv[1])
     if top < SATURATED:

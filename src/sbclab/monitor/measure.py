@@ -194,6 +194,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
         inter = intermediate.measure(raw.nodes, raw.datanodes, workers, start, end, engine, counters, input_bytes)
         intermediate.attach_engine_by_node(inter, engine_by_host or {}, spec)
         intermediate.attach_trimmed(inter, trimmed or {}, input_bytes)
+    ran = {}
     if tasks_by_host:
         ran = health.tasks_by_worker(tasks_by_host, spec)
         notes.append("tasks per worker: " + ", ".join(f"{name} {count}" for name, count in ran.items()))
@@ -210,7 +211,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
         intermediate=Intermediate(**inter) if inter else None, power=per_power,
         cluster_power=(_metered(metered) if metered is not None else
                        _cluster_power(per_power, intervals, start, end, raw.interval_s) if per_power else None),
-        flags=[Flag(**f) for f in flags], notes=notes)
+        flags=[Flag(**f) for f in flags], notes=notes, tasks_by_worker=ran)
     document = {"run_id": raw.run_id, "interval_s": raw.interval_s, "emulated": raw.emulated,
                 "window": measurements.window, "columns": list(SERIES_COLUMNS), "nodes": stored,
                 "marks": raw.marks, "phases": phases, "clock_offsets": raw.clock_offsets,

@@ -96,6 +96,8 @@ class Measurements(_Part):
     flags: list[Flag] = []
     notes: list[str] = []
     idle_baseline: dict[str, Any] | None = None
+    # The engine's tasks that succeeded on each worker (JobHistory task attempts, Spark task ends).
+    tasks_by_worker: dict[str, int] = {}
 
     @property
     def flagged(self) -> bool:
