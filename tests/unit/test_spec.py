@@ -110,3 +110,14 @@ def test_bad_shapes_are_refused_with_advice(kw, words):
     with pytest.raises(SbclabError) as err:
         build(**kw)
     assert words in str(err.value)
+
+
+def test_random_writes_the_loop_devices_cannot_deliver_are_said_to_be_the_hosts():
+    calibrated = host()
+    nvme = dict(workers=2, board="rpi5b", storage="nvme")
+    assert "random writes" not in build(calibration=calibrated, **nvme).scale.note
+    slow = calibrated.model_copy(update={"disk": calibrated.disk.model_copy(update={"loop_rand_write_iops": 2000.0})})
+    s = build(calibration=slow, **nvme)
+    shaped = sum(n.disk_write_iops for n in s.nodes)
+    assert f"about 2,000 IOPS in all, {2000 / shaped:.0%} of the" in s.scale.note
+    assert s.scale.factor == build(calibration=calibrated, **nvme).scale.factor  # labelled, not rescaled

@@ -194,10 +194,18 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
         raise SbclabError(f"A memory factor of {memory_factor:g} is more than this host can give "
                           f"{count} x {board} (at most {memory_fits:.4g}).", "Give fewer workers.")
     memory_factor = memory_factor if memory_factor is not None else memory_fits
+    note = speed_note
+    loop = calibration.disk.loop_rand_write_iops if calibration is not None else None
+    shaped = medium.write_iops * factor * count
+    if loop and loop < shaped:
+        note = (f"{note} " if note else "") + (
+            f"4 KB random writes: this host's loop-mounted node disks deliver about {loop:,.0f} IOPS in all, "
+            f"{loop / shaped:.0%} of the {shaped:,.0f} the nodes are shaped to, so random-write rates are the host's "
+            "limit there, not the board's.")
     node_memory = int(board_memory * memory_factor)
     scale = Scale(factor=round(factor, 6), memory_factor=round(memory_factor, 6), host_cores=have_cores,
                   host_memory_bytes=have_memory, calibrated=calibration is not None, core_speed=round(speed, 6),
-                  limited_by=limited_by if factor < 1 else "nothing", note=speed_note,
+                  limited_by=limited_by if factor < 1 else "nothing", note=note,
                   host_calibration=calibration.host_key if calibration else None)
 
     addresses = _addresses(backend, subnet, count)
