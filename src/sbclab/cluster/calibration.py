@@ -12,6 +12,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -112,13 +113,17 @@ def _measure_loop_rand_write(directory: Path) -> float | None:
         system.run("mount", "-o", "noatime", device, str(mountpoint))
         mounted = True
         return tools.fio_job(tools.here(), mountpoint, "randwrite", "randwrite", "4k")["iops"]
-    except (SbclabError, OSError):
+    except (SbclabError, OSError, subprocess.TimeoutExpired):
         return None
     finally:
         if mounted:
             system.quietly("umount", str(mountpoint))
         if device:
             system.quietly("losetup", "-d", device)
+            # A detach is deferred while udev still holds the device open: wait for it, or it outlives us.
+            deadline = time.monotonic() + 5
+            while system.run("losetup", "-j", str(image), check=False).stdout.strip() and time.monotonic() < deadline:
+                time.sleep(0.2)
         shutil.rmtree(work, ignore_errors=True)
 
 
