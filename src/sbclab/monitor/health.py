@@ -83,9 +83,10 @@ def tasks_by_worker(by_host: dict[str, int], spec) -> dict[str, int]:
     """The engine's tasks per worker (hosts named by name or address); a worker that ran none is 0."""
     found = {n.name: 0 for n in spec.worker_nodes}
     for host, count in by_host.items():
-        node = next((n.name for n in spec.worker_nodes if host in (n.name, n.address)), None)
-        if node is not None:
-            found[node] += count
+        # On the processes backend every node has this host's address: only a name tells them apart.
+        named = [n.name for n in spec.worker_nodes if host in (n.name, n.address)]
+        if len(named) == 1:
+            found[named[0]] += count
     return found
 
 
