@@ -207,6 +207,9 @@ def test_work_and_storage_choose_a_share_of_the_table_without_changing_it(monkey
     assert list(experiment.storage) == ["nvme"]
     assert planned.parameters["pi"]["maps"] == 25 and table.experiment["parameters"]["pi"]["maps"] == 100
     assert any("25 of the seed's 100 maps" in n for n in planned.notes)
+    teragen = reproduce.plan_table(seed.tables["table12"], seed, repetitions=1, sizes=None, backend="emulated",
+                                   on_boards=False, workers=[2], work=0.5)
+    assert teragen.experiments and "maps" not in teragen.parameters.get("teragen", {})  # its data shrinks instead
     elsewhere = reproduce.plan_table(table, seed, repetitions=1, sizes=None, backend="emulated", on_boards=False,
                                      storage=["ssd"])
     assert not elsewhere.experiments and "not ssd" in elsewhere.refused[0]

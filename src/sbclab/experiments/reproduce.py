@@ -226,7 +226,7 @@ def _scale_work(raw: dict[str, Any], work: float, planned: Planned) -> None:
     for name in raw.get("workloads", []):
         given = parameters.setdefault(name, {})
         full = registry.get(name).parameters(None, given)
-        if "maps" in full:
+        if isinstance(full.get("maps"), int) and name == "pi":  # TeraGen's maps split its data, not its work
             given["maps"] = max(1, round(full["maps"] * work))
             planned.notes.append(f"{name}: {given['maps']} of the seed's {full['maps']} maps (--work {work:g}); the "
                                  "speedup is judged on the model fitted to our runs (fixed + parallel / workers) at "
