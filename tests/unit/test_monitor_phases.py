@@ -81,6 +81,6 @@ def test_a_worker_that_ran_no_task_of_a_job_big_enough_for_all_is_flagged():
 def test_tasks_on_nodes_that_share_one_address_are_not_given_to_one_of_them():
     shape = spec.build(name="t", backend="processes", workers=2, board="rpi5b", storage="nvme")
     address = shape.worker_nodes[0].address
-    if shape.worker_nodes[1].address == address:
-        assert health.tasks_by_worker({address: 8}, shape) == {"worker1": 0, "worker2": 0}
+    assert shape.worker_nodes[1].address == address
+    assert health.tasks_by_worker({address: 8}, shape) == {"worker1": 0, "worker2": 0}
     assert health.tasks_by_worker({"worker2": 8}, shape) == {"worker1": 0, "worker2": 8}

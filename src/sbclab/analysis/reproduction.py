@@ -244,7 +244,7 @@ def _speedups(found: Reproduction) -> list[Shape]:
             predicted = int(other.column[at]) > max(times)
             if predicted:
                 verdict, detail = "not measurable here", (
-                    f"predicted {_derived(ours)} by the model beyond the {max(times)} workers we ran: a prediction, "
+                    f"predicted {ours.text()} by the model beyond the {max(times)} workers we ran: a prediction, "
                     "not a measurement")
             else:
                 verdict, detail = judge(published, ours)
@@ -261,10 +261,6 @@ def _speedups(found: Reproduction) -> list[Shape]:
                                 f"{detail}; fixed + parallel / workers fitted to the seed's cells and to our runs"
                                 + (f", ours at the seed's work ({_fitted_why(ratio)})" if fitted else "")))
     return shapes
-
-
-def _derived(d: stats.Derived) -> str:
-    return f"{d.value:.3g}" + (f" [{d.ci_low:.3g}-{d.ci_high:.3g}]" if d.ci_low is not None else "")
 
 
 def _fitted_why(ratio: float | None) -> str:

@@ -98,6 +98,10 @@ class Derived:
     def as_dict(self) -> dict:
         return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
 
+    def text(self) -> str:
+        """'1.82 [1.63-1.96]', or the value alone without an interval."""
+        return f"{self.value:.3g}" + (f" [{self.ci_low:.3g}-{self.ci_high:.3g}]" if self.ci_low is not None else "")
+
 
 def _rel(e: "Estimate | Derived") -> float | None:
     if isinstance(e, Estimate):

@@ -55,7 +55,7 @@ def render(found: Reproduction, where: Path) -> Path:
                         fold=True))
     if found.shapes:
         console.print(table("the seed's conclusions as shapes", ["shape", "published", "ours (95 % interval)", "verdict"],
-                            [[s.label, f"{s.published:.3g}", _derived(s.ours), f"{s.verdict}: {s.detail}"]
+                            [[s.label, f"{s.published:.3g}", s.ours.text() if s.ours else "-", f"{s.verdict}: {s.detail}"]
                              for s in found.shapes], fold=True))
     parts = [e for e in found.entries if e.breakdown]
     if parts:
@@ -83,12 +83,6 @@ def _ours(e: reproduction.Entry) -> str:
         text += f" [{o.ci_low:.4g}-{o.ci_high:.4g}]"
     text += f" n={o.n}"
     return text + (f" @{e.scale_factor:.3g}" if e.scale_factor else "")
-
-
-def _derived(d) -> str:
-    if d is None:
-        return "-"
-    return f"{d.value:.3g}" + (f" [{d.ci_low:.3g}-{d.ci_high:.3g}]" if d.ci_low is not None else "")
 
 
 @click.command("reproduce")

@@ -197,7 +197,6 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     ran = {}
     if tasks_by_host:
         ran = health.tasks_by_worker(tasks_by_host, spec)
-        notes.append("tasks per worker: " + ", ".join(f"{name} {count}" for name, count in ran.items()))
         flags += health.idle_workers(ran, start)
     if raw.emulated:
         notes.append("emulated: the nodes' clock and temperature are this host's, so they are left out per node")

@@ -29,10 +29,27 @@ def render_figure(fig, title: str, alt: str) -> Plot:
     return Plot(title, alt, "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode())
 
 
-def _err(estimate):
-    if estimate is None or estimate.half_width is None:
-        return 0.0
-    return estimate.half_width
+def _error_bars(points: list, unit: float = 1.0) -> list[list[float]]:
+    """Error bars below and above each point from (value, low, high); none where low is None or the
+    point is None (a base drawn at 1). Asymmetric, as the log-scale intervals are."""
+    low, high = [], []
+    for point in points:
+        if point is None or point[1] is None:
+            low.append(0.0)
+            high.append(0.0)
+        else:
+            value, lo, hi = point
+            low.append((value - lo) / unit)
+            high.append((hi - value) / unit)
+    return [low, high]
+
+
+def _of_estimate(e) -> tuple | None:
+    return None if e is None else (e.mean, e.ci_low, e.ci_high)
+
+
+def _of_shape(s) -> tuple | None:
+    return None if s is None else (s.ours.value, s.ours.ci_low, s.ours.ci_high)
 
 
 def execution_times(figures: list[CellFigures]) -> list[Plot]:
@@ -52,7 +69,7 @@ def execution_times(figures: list[CellFigures]) -> list[Plot]:
         for (engine, storage, preset), points in sorted(lines.items()):
             points.sort(key=lambda f: f.cell.key.workers)
             xs = [f.cell.key.workers for f in points]
-            ax.errorbar(xs, [f.wall_time.mean for f in points], yerr=[_err(f.wall_time) for f in points],
+            ax.errorbar(xs, [f.wall_time.mean for f in points], yerr=_error_bars([_of_estimate(f.wall_time) for f in points]),
                         marker="o", capsize=4, label=f"{engine} · {storage} · {preset}")
         size_text = f" {format_size(size)}" if size else ""
         ax.set_title(f"{workload}{size_text}: execution time (mean, 95 % CI)", fontsize=10)
@@ -176,7 +193,7 @@ def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
     left = axes[0] if moving else axes
     several = len({f.cell.key.cluster for f in rows}) > 1
     left.barh([f.cell.key.label(several) for f in rows], [f.energy.mean / 1000 for f in rows],
-              xerr=_asymmetric([f.energy for f in rows], 1000), capsize=3)
+              xerr=_error_bars([_of_estimate(f.energy) for f in rows], 1000), capsize=3)
     left.set_xlabel("energy per run (kJ, cluster)")
     shown = [left]
     if moving:
@@ -198,13 +215,6 @@ def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
                     else " (power estimated from CPU load)" if estimated else ""), fontsize=10)
     return [render_figure(fig, "Energy and performance per watt" if moving else "Energy",
                           "Energy per run" + (" and performance per watt" if moving else "") + " by cell")]
-
-
-def _asymmetric(estimates: list, unit: float) -> list[list[float]]:
-    """Error bars from each estimate's own interval (asymmetric on the log scale); none without one."""
-    low = [(e.mean - e.ci_low) / unit if e.ci_low is not None else 0.0 for e in estimates]
-    high = [(e.ci_high - e.mean) / unit if e.ci_high is not None else 0.0 for e in estimates]
-    return [low, high]
 
 
 def run_series(series: dict, title: str) -> list[Plot]:
@@ -295,13 +305,13 @@ def reproduction_speedups(found) -> Plot | None:
         fitted = any("fitted" in s.label for s in measured)
         if measured:
             line = ax.errorbar([base] + [s.workers for s in measured], [1.0] + [s.ours.value for s in measured],
-                               yerr=_bounds([None] + measured), marker="o", capsize=4,
+                               yerr=_error_bars([None] + [_of_shape(x) for x in measured]), marker="o", capsize=4,
                                label=f"{name}: ours" + (" (fitted at the seed's work)" if fitted else ""))
             if predicted:
                 last = measured[-1]
                 ax.errorbar([last.workers] + [s.workers for s in predicted],
                             [last.ours.value] + [s.ours.value for s in predicted],
-                            yerr=_bounds([None] + predicted), marker="o", markerfacecolor="white", linestyle=":",
+                            yerr=_error_bars([None] + [_of_shape(x) for x in predicted]), marker="o", markerfacecolor="white", linestyle=":",
                             capsize=4, color=line.lines[0].get_color(), label=f"{name}: the model's prediction")
     ax.plot([1, top], [1, top], "k:", linewidth=1, label="ideal")
     ax.set_xlabel("workers")
@@ -312,16 +322,3 @@ def reproduction_speedups(found) -> Plot | None:
     ax.set_title(f"{found.table}: speedup, published and ours (95 % interval)", fontsize=10)
     return render_figure(fig, f"{found.seed} {found.table} speedup",
                          f"Speedup by worker count of {found.table}: the seed's published points and ours")
-
-
-def _bounds(shapes: list) -> list[list[float]]:
-    """Error bars below and above each point (none for a leading None: the base, or a repeated point)."""
-    low, high = [], []
-    for s in shapes:
-        if s is None or s.ours.ci_low is None:
-            low.append(0.0)
-            high.append(0.0)
-        else:
-            low.append(s.ours.value - s.ours.ci_low)
-            high.append(s.ours.ci_high - s.ours.value)
-    return [low, high]

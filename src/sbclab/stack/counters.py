@@ -99,17 +99,20 @@ def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
     return {"tasks": tasks, "task_metrics": totals}
 
 
-def spark_tasks_by_host(event_log: Path) -> dict[str, int]:
-    """Tasks that succeeded, per executor host, from a Spark event log."""
-    by_host: dict[str, int] = {}
+def _task_ends(event_log: Path):
+    """Every SparkListenerTaskEnd event of an event log, with the executor host it ran on."""
     with open(event_log) as events:
         for line in events:
             event = json.loads(line)
-            if event.get("Event") != "SparkListenerTaskEnd":
-                continue
-            if (event.get("Task End Reason") or {}).get("Reason", "Success") != "Success":
-                continue
-            host = (event.get("Task Info") or {}).get("Host", "?")
+            if event.get("Event") == "SparkListenerTaskEnd":
+                yield (event.get("Task Info") or {}).get("Host", "?"), event
+
+
+def spark_tasks_by_host(event_log: Path) -> dict[str, int]:
+    """Tasks that succeeded, per executor host, from a Spark event log."""
+    by_host: dict[str, int] = {}
+    for host, event in _task_ends(event_log):
+        if (event.get("Task End Reason") or {}).get("Reason", "Success") == "Success":
             by_host[host] = by_host.get(host, 0) + 1
     return by_host
 
@@ -117,13 +120,8 @@ def spark_tasks_by_host(event_log: Path) -> dict[str, int]:
 def spark_intermediate_by_host(event_log: Path) -> dict[str, int]:
     """Shuffle bytes written plus disk bytes spilled, per executor host, from a Spark event log."""
     by_host: dict[str, int] = {}
-    with open(event_log) as events:
-        for line in events:
-            event = json.loads(line)
-            if event.get("Event") != "SparkListenerTaskEnd":
-                continue
-            metrics = event.get("Task Metrics") or {}
-            written = (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0)
-            host = (event.get("Task Info") or {}).get("Host", "?")
-            by_host[host] = by_host.get(host, 0) + written + metrics.get("Disk Bytes Spilled", 0)
+    for host, event in _task_ends(event_log):
+        metrics = event.get("Task Metrics") or {}
+        written = (metrics.get("Shuffle Write Metrics") or {}).get("Shuffle Bytes Written", 0)
+        by_host[host] = by_host.get(host, 0) + written + metrics.get("Disk Bytes Spilled", 0)
     return by_host
