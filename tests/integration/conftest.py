@@ -42,6 +42,12 @@ MECHANICS_PROFILE = {
                 "tests/integration/conftest.py: not a board; the rpi5b's figures but one core"}}
 
 
+# Host cores the tests' clusters are shaped for where fidelity to the host's size is not the point:
+# twice what it has. Every node keeps a quota of its own, which is what those tests check, while the
+# busy nodes of a job (the workers; the master idles through most of it) use the whole host rather
+# than the two thirds their shares of it would give them.
+OVERSUBSCRIBED = 2 * spec.host_cores()
+
 def pytest_configure(config):
     """The tests keep their clusters' records in a home of their own beside the user's, sharing only
     the fetched stack and the host's calibration: a test never sees or removes a user's cluster, and
@@ -108,15 +114,16 @@ def _backend_of(name: str) -> str | None:
 def small_spec(name: str, backend: str | None = None, knobs: tuple[str, ...] = ("quick-start",), **kw) -> spec.ClusterSpec:
     """Master + 2 workers of this host's default backend. The tests' clusters start their JVMs with
     the quick-start knob (C1 only): they check what sbclab does, on data so small that a JVM's
-    start-up is most of a job; `sbclab run` on the test boards and the measurement tests keep the
-    default JVMs."""
+    start-up is most of a job; the measurement tests (test_monitoring) keep the default JVMs."""
     built = spec.build(name=name, backend=backend or default_backend(), workers=2, disk_bytes=2 * 2**30, **kw)
     return built.model_copy(update={"knobs": knobs})
 
 
 def mechanics_spec(name: str, **kw) -> spec.ClusterSpec:
-    """A cluster for tests of what sbclab does rather than of what it measures (MECHANICS_BOARD)."""
-    return small_spec(name, board=MECHANICS_BOARD, **kw)
+    """A cluster for tests of what sbclab does rather than of what it measures (MECHANICS_BOARD),
+    shaped as if this host had twice its cores (OVERSUBSCRIBED)."""
+    return small_spec(name, board=MECHANICS_BOARD, cores=OVERSUBSCRIBED, **kw)
+
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 
-from .conftest import measure, module_cluster
+from .conftest import OVERSUBSCRIBED, measure, module_cluster
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)")
 
@@ -36,8 +36,10 @@ FIXTURES = Path(__file__).parent.parent / "unit" / "fixtures" / "monitor"
 
 @pytest.fixture(scope="module")
 def cluster():
-    # The default JVMs: what is measured here is what a user's runs give.
-    with module_cluster(NAME, preset="stock", subnet="10.216.0.0/24", knobs=()) as up:
+    # The default JVMs: what is measured here is what a user's runs give. What is checked is each
+    # node's accounting against its own quota, which holds however many cores the host has, so the
+    # nodes are OVERSUBSCRIBED.
+    with module_cluster(NAME, preset="stock", subnet="10.216.0.0/24", knobs=(), cores=OVERSUBSCRIBED) as up:
         yield up
 
 

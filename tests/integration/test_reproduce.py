@@ -19,7 +19,7 @@ from .conftest import NOTHING, leaked
 
 def _reproduce(results, *extra) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "sbclab.cli", "reproduce", "lee-park-2026", "table4", "--repetitions", "2",
-                           "--work", "0.1",
+                           "--work", "0.1", "--idle-baseline", "0",
                            "--results", str(results), *extra], capture_output=True, text=True, timeout=1200,
                           env={**os.environ, "COLUMNS": "200"})
 

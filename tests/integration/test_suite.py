@@ -94,7 +94,8 @@ def test_a_killed_experiment_resumes_without_losing_or_repeating_runs(cluster, t
     """An experiment killed mid-way resumes: stored cells are skipped, no partial document remains, every cell runs
     once."""
     path = tmp_path / "e.yaml"
-    path.write_text(yaml.safe_dump(EXPERIMENT))
+    # Two repetitions of Spark Pi, the cheapest cells: killed in the second, which is then run once.
+    path.write_text(yaml.safe_dump({**EXPERIMENT, "engines": ["spark"]}))
     results = tmp_path / "results"
     runs_dir = results / "runs"
     proc = subprocess.Popen(_bench(path, results), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -107,14 +108,14 @@ def test_a_killed_experiment_resumes_without_losing_or_repeating_runs(cluster, t
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     first = ResultsStore(results).runs()
-    assert 1 <= len(first) < 4
+    assert len(first) == 1
     assert not [p for p in runs_dir.iterdir() if p.suffix != ".json"], "no partial document is left"
     done = subprocess.run(_bench(path, results), capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "already stored and valid: skipped" in done.stderr
     runs = ResultsStore(results).runs()
     keys = [r.cell["key"] for r in runs if r.valid]
-    assert len(set(keys)) == 4 and len(keys) == 4, "every cell once, the stored ones not run again"
+    assert len(set(keys)) == 2 and len(keys) == 2, "every cell once, the stored ones not run again"
     assert {r.run_id for r in first} <= {r.run_id for r in runs}
     left = ClusterState.load(NAME).of_kind("process")
     assert not [e for e in left if "owner_pid" in e], "the killed sbclab's commands were stopped and forgotten"

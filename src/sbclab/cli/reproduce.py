@@ -14,7 +14,7 @@ from ..experiments.display import ProgressDisplay
 from ..results.store import ResultsStore
 from ..units import format_size
 from .bench import show_estimate, show_shapes
-from .options import HostKeys, counts, host_key_options, names, sizes_list
+from .options import HostKeys, Monitoring, counts, host_key_options, monitor_options, names, sizes_list
 from .output import console, err_console, runs_summary, say, table
 
 
@@ -107,8 +107,9 @@ def _ours(e: reproduction.Entry) -> str:
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run on the boards of this YAML inventory over SSH.")
 @host_key_options
+@monitor_options
 def reproduce_command(seed, tables, list_only, results, repetitions, sizes, workers, media, work, dry_run, estimate,
-                      backend, inventory_file, keys: HostKeys):
+                      backend, inventory_file, keys: HostKeys, monitoring: Monitoring):
     """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
     if list_only or not seed:
         list_tables()
@@ -117,10 +118,12 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
     chosen = reproduce.tables(found_seed, tables)
     results = results or Path("results") / found_seed.names[0]
     access = keys.access(inventory.load(inventory_file)) if inventory_file else None
+    given = monitoring.settings().model_dump(exclude_defaults=True)
     bad = 0
     for t in chosen:
         planned = reproduce.plan_table(t, found_seed, repetitions=repetitions, sizes=sizes, backend=backend,
-                                       on_boards=access is not None, workers=workers, storage=media, work=work)
+                                       on_boards=access is not None, workers=workers, storage=media, work=work,
+                                       monitor=given)
         console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
         for refusal in planned.refused:
             say(f"not run here: {refusal}")

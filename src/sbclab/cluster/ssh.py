@@ -78,6 +78,10 @@ def not_found(err: OSError) -> bool:
     return isinstance(err, FileNotFoundError) or getattr(err, "errno", None) == 2
 
 
+_REMOVE_UNTIL_GONE = ('for try in 1 2 3 4 5; do rm -rf -- "$0" 2>/dev/null; [ -e "$0" ] || exit 0; sleep 1; done; '
+                      'rm -rf -- "$0"')
+
+
 class RemoteSession(Session):
     """A command left running on a board, looked at the way a local Popen is."""
 
@@ -237,7 +241,13 @@ class SshTransport(Transport):
             raise
 
     def remove(self, node: NodeSpec, path: Path) -> None:
-        self.connection(node).run(["rm", "-rf", "--", str(path)], timeout_s=600)
+        # A process of the board that has just ended (an MPI rank's daemon, say) may still be writing
+        # there when rm walks the folder: rm then fails on a folder that is not empty, so it is tried
+        # again until nothing is left.
+        done = self.connection(node).run(["sh", "-c", _REMOVE_UNTIL_GONE, str(path)], timeout_s=600)
+        if done.status != 0:
+            raise SbclabError(f"Could not remove {path} on {node.name}: {done.stderr.strip()[-300:]}",
+                              f"Remove it by hand on {node.name}, then try again.")
 
     def get(self, node: NodeSpec, path: Path, here: Path) -> Path | None:
         here.parent.mkdir(parents=True, exist_ok=True)

@@ -121,9 +121,10 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
 
 def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] | None, backend: str | None,
                on_boards: bool, board: str | None = None, workers: list[int] | None = None,
-               storage: list[str] | None = None, work: float = 1.0) -> Planned:
+               storage: list[str] | None = None, work: float = 1.0, monitor: dict[str, Any] | None = None) -> Planned:
     """The table's experiments as this host can run them. `work` < 1 runs that share of the seed's work
-    (Pi maps, data sizes), and the reproduction then judges speedups on the fitted model."""
+    (Pi maps, data sizes), and the reproduction then judges speedups on the fitted model; `monitor`
+    holds monitoring settings given over the table's own (the idle baseline, power sources)."""
     planned = Planned(table, work=work)
     if table.runs != "here" and not (on_boards and table.runs == "boards"):
         planned.refused.append(table.reason or table.status)
@@ -134,6 +135,8 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
         raw = {**table.experiment, "name": f"{seed_.names[0]} {table.key}",
                "cluster": {"name": "repro", "board": board_name, **({} if on_boards else {"backend": backend})},
                "repetitions": repetitions}
+        if monitor:
+            raw["monitor"] = {**raw.get("monitor", {}), **monitor}
         if workers:
             raw["workers"] = workers
         if storage:
