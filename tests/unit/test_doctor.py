@@ -57,7 +57,7 @@ def test_each_problem_names_the_node_the_finding_and_the_fix():
 
 
 def test_too_little_ram_for_containers_blocks_a_worker():
-    found = _findings(PI5_FACTS.replace("mem_total_kb=8245000", "mem_total_kb=2000000"))
+    found = _findings(PI5_FACTS.replace("mem_total_kb=8245000", "mem_total_kb=500000"))
     assert found["memory"].severity == "blocker"
 
 

@@ -76,8 +76,9 @@ def test_yarn_never_overcommits_the_node():
     s = build()
     for w in s.worker_nodes:
         memory_mb, vcores = sizing.yarn_share(w)
-        assert memory_mb * 2**20 <= w.memory_bytes - sizing.WORKER_RESERVED_MB * 2**20
-        assert memory_mb % sizing.MIN_ALLOCATION_MB == 0
+        given = sizing.worker_memory(w.memory_bytes)
+        assert memory_mb * 2**20 <= w.memory_bytes - given.reserved_mb * 2**20
+        assert memory_mb % given.smallest_container_mb == 0
         assert vcores == 4
     assert sizing.yarn_share(s.master) == (0, 0)
 

@@ -38,6 +38,20 @@ def _tbf_args(rate_mbit: float) -> list[str]:
     return ["tbf", "rate", f"{rate_mbit:.3f}mbit", "burst", str(burst), "latency", "100ms"]
 
 
+
+def _routed_networks(routes: list[str]) -> list[tuple[str, ipaddress.IPv4Network | ipaddress.IPv6Network]]:
+    """(the route, its destination) of each of the host's routes but the default one."""
+    found = []
+    for line in routes:
+        dest = line.split()[0] if line.split() else "default"
+        if dest == "default":
+            continue
+        try:
+            found.append((line, ipaddress.ip_network(dest, strict=False)))
+        except ValueError:
+            continue
+    return found
+
 class EmulatedTransport(LocalTransport):
     name = "emulated"
     shaped = True
@@ -69,16 +83,14 @@ class EmulatedTransport(LocalTransport):
         cgroups.version()
         net = ipaddress.ip_network(self.spec.subnet)
         routes = system.run("ip", "-o", "route", "show").stdout.splitlines()
-        for line in routes:
-            dest = line.split()[0]
-            if dest == "default":
-                continue
-            try:
-                if ipaddress.ip_network(dest, strict=False).overlaps(net):
-                    raise SbclabError(f"Subnet {net} overlaps the host route '{line.strip()}'.",
-                                      "Choose another with --subnet, e.g. 10.214.0.0/24, or remove the old cluster with 'sbclab cluster down --force'.")
-            except ValueError:
-                continue
+        taken = _routed_networks(routes)
+        for line, routed in taken:
+            if routed.overlaps(net):
+                free = next((f"{candidate}" for candidate in (ipaddress.ip_network(f"10.{i}.0.0/24") for i in range(200, 255))
+                             if not any(candidate.overlaps(r) for _, r in taken)), None)
+                raise SbclabError(f"Subnet {net} overlaps the host route '{line.strip()}'.",
+                                  (f"Choose another with --subnet, e.g. {free}, " if free else "Choose another with --subnet, ")
+                                  + "or remove the old cluster with 'sbclab cluster down --force'.")
         need = sum(n.disk_bytes for n in self.spec.nodes)
         root = self.state.root
         root.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ from .. import profiles
 from ..cluster import remote
 from ..cluster.inventory import Host, Inventory
 from ..errors import SbclabError
-from ..stack.sizing import WORKER_RESERVED_MB, yarn_memory_mb
+from ..stack.sizing import worker_memory
 from .plan import bytes_needed
 
 Severity = Literal["ok", "warning", "blocker"]
@@ -154,8 +154,9 @@ def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
     if host.role == "worker" and total_kb:
         total = int(total_kb * 1024)
         try:
-            containers_mb = yarn_memory_mb(total)
-            add("memory", "ok", f"{total / 2**30:.1f} GiB: {containers_mb} MB for containers after {WORKER_RESERVED_MB} MB reserved")
+            memory = worker_memory(total)
+            add("memory", "ok", f"{total / 2**30:.1f} GiB: {memory.containers_mb} MB for containers after "
+                f"{memory.reserved_mb} MB reserved for the OS, DataNode and NodeManager")
         except SbclabError as err:
             add("memory", "blocker", err.message, err.hint or "")
         if total < 0.8 * board.ram_gib * 2**30:

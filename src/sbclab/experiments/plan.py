@@ -194,7 +194,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
             if found.shared_scale is not None:
                 spec = found.shared_scale.applied(spec, rebuild)
             if not found.bare:
-                lifecycle.check(spec)
+                lifecycle.check(spec, _engines(found, shape))
         except SbclabError as err:
             raise SbclabError(f"The experiment cannot run {where}: {err.message}", err.hint) from err
         need, which = storage_needed(experiment, cell.workers, cell.preset)
@@ -211,6 +211,11 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
     return found
 
 
+def _engines(found: Plan, shape) -> tuple[str, ...]:
+    """The engines whose jobs the cells of one cluster shape run."""
+    return tuple(sorted({c.engine for c in found.cells if c.shape == shape} & {"hadoop", "spark"}))
+
+
 def _board_specs(found: Plan) -> None:
     """A cell with N workers runs on the inventory's master and first N workers, whose profiles
     must be the cell's."""
@@ -225,7 +230,7 @@ def _board_specs(found: Plan) -> None:
             spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs),
                                            "settings": as_spec_settings(found.experiment.cluster.settings)})
             if not found.bare:
-                lifecycle.check(spec)
+                lifecycle.check(spec, _engines(found, cell.shape))
         except SbclabError as err:
             raise SbclabError(f"The experiment cannot run cell {cell.label()}: {err.message}", err.hint) from err
         if (cell.board, profiles.resolve_storage(cell.storage)) != (spec.board, spec.storage):

@@ -113,7 +113,7 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
                              storage=storage, preset=(raw.get("presets") or ["paper"])[0], backend=backend,
                              subnet=ClusterSettings().subnet)
         if plan.needs_stack(parse(raw)):
-            lifecycle.check(spec)
+            lifecycle.check(spec, tuple(e for e in raw.get("engines", []) if e in ("hadoop", "spark")))
     except SbclabError as err:
         return err.message
     return None

@@ -15,6 +15,7 @@ from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
 from ..cluster.spec import ClusterSpec, NodeSpec
+from ..errors import SbclabError
 from . import presets, sizing
 from .distribution import Distribution
 
@@ -116,6 +117,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             # Sizing from the profile (sizing.py): containers never exceed the node.
             "yarn.nodemanager.resource.memory-mb": str(node_mb or max_container_mb),
             "yarn.nodemanager.resource.cpu-vcores": str(node_vcores or max_container_vcores),
+            "yarn.scheduler.minimum-allocation-mb": str(sizing.smallest_container(spec)),
             "yarn.scheduler.maximum-allocation-mb": str(max_container_mb),
             "yarn.scheduler.maximum-allocation-vcores": str(max_container_vcores),
         },
@@ -127,6 +129,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "mapreduce.application.classpath": classpath,
             "mapreduce.shuffle.port": str(port(spec, node, "shuffle")),
             "yarn.app.mapreduce.am.admin-command-opts": ADD_OPENS,
+            **sizing.mapreduce_memory(spec),
         },
         "spark-defaults": {
             "spark.master": "yarn",
@@ -143,6 +146,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s",
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": f"file://{layout.spark_events}",
+            **sizing.spark_memory(spec),
         },
     }
     values["capacity-scheduler"] = {
@@ -165,8 +169,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         values[file][name] = value
     spark = values["spark-defaults"]
     asked = int(spark.get("spark.executor.instances", SPARK_DEFAULT_EXECUTORS))
-    fit = sizing.executors_that_fit(spec, _spark_container_mb(spark.get("spark.executor.memory", "1g")),
-                                    _spark_container_mb(spark.get("spark.yarn.am.memory", "512m")))
+    fit = sizing.executors_that_fit(spec, *_spark_containers_mb(spark))
     spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", f"{min(1.0, fit / asked):.4g}" if asked else "1.0")
     return values
 
@@ -176,12 +179,68 @@ SETTINGS_FILES = ("core-site", "hdfs-site", "yarn-site", "mapred-site", "capacit
 SPARK_DEFAULT_EXECUTORS = 2  # spark.executor.instances on YARN without dynamic allocation
 
 
-def _spark_container_mb(memory: str) -> int:
-    """A Spark process's YARN container: its heap and the overhead Spark adds (10 %, at least 384 MB)."""
+def _megabytes(memory: str) -> float:
     units = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
     text = memory.strip().lower().removesuffix("b")
-    heap = float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text) / 2**20
-    return int(heap + max(384, heap * 0.10))
+    return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text) / 2**20
+
+
+def _spark_container_mb(memory: str, overhead: str | None) -> int:
+    """A Spark process's YARN container: its heap and the overhead given, else Spark's (10 %, at least 384 MB)."""
+    heap = _megabytes(memory)
+    return int(heap + (_megabytes(overhead) if overhead else max(sizing.SPARK_OVERHEAD_MB, heap * 0.10)))
+
+
+def _spark_containers_mb(spark: dict[str, str]) -> tuple[int, int]:
+    """(an executor's, the ApplicationMaster's) containers in MB, as the Spark settings size them."""
+    return (_spark_container_mb(spark.get("spark.executor.memory", "1g"), spark.get("spark.executor.memoryOverhead")),
+            _spark_container_mb(spark.get("spark.yarn.am.memory", "512m"), spark.get("spark.yarn.am.memoryOverhead")))
+
+
+def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
+    """Refuse a cluster on which a job of these engines could never start: an ApplicationMaster and
+    one task (a MapReduce task, a Spark executor) that do not fit the workers as the preset and the
+    experiment's settings size them, named with the numbers."""
+    given = _memory_overrides(spec)
+    unit = int(given.get(("yarn-site", "yarn.scheduler.minimum-allocation-mb"), sizing.smallest_container(spec)))
+    worker_mb = int(given.get(("yarn-site", "yarn.nodemanager.resource.memory-mb"),
+                              min(sizing.yarn_share(w)[0] for w in spec.worker_nodes)))
+    rounded = lambda mb: -(-int(mb) // unit) * unit  # noqa: E731
+    jobs = {}
+    if "hadoop" in engines:
+        mapreduce = {k: v for k, v in sizing.mapreduce_memory(spec).items()}
+        for (file, key), value in given.items():
+            if file == "mapred-site":
+                mapreduce[key] = value
+        jobs["a MapReduce job"] = (rounded(mapreduce.get("yarn.app.mapreduce.am.resource.mb", sizing.UPSTREAM_AM_MB)),
+                                   rounded(max(int(mapreduce.get("mapreduce.map.memory.mb", sizing.UPSTREAM_TASK_MB)),
+                                               int(mapreduce.get("mapreduce.reduce.memory.mb", sizing.UPSTREAM_TASK_MB)))),
+                                   "task")
+    if "spark" in engines:
+        spark = dict(sizing.spark_memory(spec))
+        spark.update({key: value for (file, key), value in given.items() if file == "spark-defaults"})
+        executor, master = _spark_containers_mb(spark)
+        jobs["a Spark job"] = (rounded(master), rounded(executor), "executor")
+    for job, (master, task, what) in jobs.items():
+        board = spec.worker_nodes[0].board
+        if max(master, task) > worker_mb or (spec.workers == 1 and master + task > worker_mb):
+            raise SbclabError(
+                f"{job} needs {master} MB for its ApplicationMaster and {task} MB for a {what}"
+                f"{' on the one worker' if spec.workers == 1 else ''}; a {board} worker has {worker_mb} MB of "
+                f"containers (preset {spec.preset}).",
+                "Use more workers, the stock preset, or a board with more RAM."
+                + (" Spark's standalone manager needs no YARN." if what == "executor" else ""))
+
+
+def _memory_overrides(spec: ClusterSpec) -> dict[tuple[str, str], str]:
+    """Memory settings the preset, the knobs and the experiment set over sbclab's sizing."""
+    found = {}
+    for source in (presets.overrides(spec), knob_overrides(spec.knobs)):
+        for file, properties in source.items():
+            found.update({(file, key): value for key, value in properties.items()})
+    for file, key, value in spec.settings:
+        found[(file, key)] = value
+    return found
 
 
 def jvm_flags(knob_names) -> list[str]:

@@ -21,7 +21,7 @@ from .. import paths
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import config, distribution
+from . import config, distribution, sizing
 from .distribution import Distribution
 from .java import java_home
 from .record import StackRecord
@@ -33,21 +33,20 @@ class Daemon:
     title: str
     main_class: str
     role: str
-    heap_mb: int
     needs_add_opens: bool
     ports: tuple[str, ...]
 
 
-NAMENODE = Daemon("namenode", "NameNode", "org.apache.hadoop.hdfs.server.namenode.NameNode", "master", 1024, False,
+NAMENODE = Daemon("namenode", "NameNode", "org.apache.hadoop.hdfs.server.namenode.NameNode", "master", False,
                   ("namenode_rpc", "namenode_http"))
 RESOURCEMANAGER = Daemon("resourcemanager", "ResourceManager",
-                         "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager", "master", 1024, True, ("rm_http",))
+                         "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager", "master", True, ("rm_http",))
 JOBHISTORY = Daemon("historyserver", "JobHistory server", "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer",
-                    "master", 512, True, ("jhs", "jhs_http", "jhs_admin"))
-DATANODE = Daemon("datanode", "DataNode", "org.apache.hadoop.hdfs.server.datanode.DataNode", "worker", 512, False,
+                    "master", True, ("jhs", "jhs_http", "jhs_admin"))
+DATANODE = Daemon("datanode", "DataNode", "org.apache.hadoop.hdfs.server.datanode.DataNode", "worker", False,
                   ("datanode", "datanode_http", "datanode_ipc"))
 NODEMANAGER = Daemon("nodemanager", "NodeManager", "org.apache.hadoop.yarn.server.nodemanager.NodeManager", "worker",
-                     512, True, ("nm_http", "nm_localizer", "shuffle"))
+                     True, ("nm_http", "nm_localizer", "shuffle"))
 ALL = (NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER)
 
 
@@ -169,7 +168,8 @@ class Stack:
         node = self.spec.master
         log = self.client_logs() / "namenode-format.log"
         argv = self.java(node, NAMENODE.main_class, ["-format", "-nonInteractive", "-force",
-                                                     "-clusterId", f"sbclab-{self.spec.name}"], heap_mb=512)
+                                                     "-clusterId", f"sbclab-{self.spec.name}"],
+                         heap_mb=sizing.daemon_heap_mb(NAMENODE.key, node))
         status = self.transport.run(node, argv, self.env(node), log, timeout_s=180, label="namenode -format")
         if status != 0:
             raise SbclabError(f"Formatting HDFS on {node.name} failed (exit {status}).", f"Read {log}.")
@@ -180,7 +180,8 @@ class Stack:
                 for port_name in daemon.ports:
                     _check_port_free(node, config.port(self.spec, node, port_name), daemon.title)
             layout = self.layout(node)
-            argv = self.java(node, daemon.main_class, [], heap_mb=daemon.heap_mb, add_opens=daemon.needs_add_opens,
+            argv = self.java(node, daemon.main_class, [], heap_mb=sizing.daemon_heap_mb(daemon.key, node),
+                             add_opens=daemon.needs_add_opens,
                              log_file=f"{daemon.key}.log")
             # A daemon outlives the command that started it: not owned, stopped at teardown.
             proc = self.transport.start(node, argv, self.env(node), layout.log_dir / f"{daemon.key}.out",

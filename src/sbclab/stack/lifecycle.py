@@ -38,10 +38,11 @@ def _as_seen_by_nodes(transport: Transport, local: Distribution, record: StackRe
     return local.relocated(Path(record.dist_dir)) if record.dist_dir else local
 
 
-def check(spec: ClusterSpec) -> None:
-    """What the stack needs of a cluster's shape, before anything is made."""
+def check(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
+    """What the stack needs of a cluster's shape to run jobs of these engines, before anything is made."""
     presets.check(spec.preset)
     sizing.check(spec)
+    config.check_memory(spec, engines)
 
 
 def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None, temporary: bool = False,
@@ -51,7 +52,9 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
     A temporary cluster lives only as long as the sbclab that made it (a run's own cluster).
     boards: how to reach real boards, for a spec made from an inventory; dist_dir where the
     distribution goes on them."""
-    check(spec)
+    # What runs on the cluster is checked by the run's plan: a cluster up serves both engines or one.
+    presets.check(spec.preset)
+    sizing.check(spec)
     local = distribution.installed()
     if boards is None:
         java_home()  # a missing Java is refused before anything is created

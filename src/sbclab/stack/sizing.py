@@ -1,30 +1,90 @@
-"""YARN's share of each worker: what containers may use without overcommitting the node.
+"""Memory of each node by its RAM: daemon heaps, YARN's share of a worker and the sizes of the jobs'
+containers, so that a 1 GB board runs what fits on it and an 8 GB board keeps upstream's sizes.
 
-Each worker's container memory is its RAM less a reserve for the OS, page cache floor, DataNode and
-NodeManager heaps, in whole minimum allocations; its vcores are the board's cores. The scheduler's
-largest allocation never exceeds the smallest worker.
+From 4 GB up the reserve for the OS, the page cache floor, the DataNode and the NodeManager and the
+smallest container follow Hortonworks' sizing guide (HDP 2.6, "Determine YARN and MapReduce memory
+configuration settings": 1 GB reserved of 4 GB, 2 GB of 8 and 16 GB, 4 GB of 24 GB; containers of at
+least 512 MB on 4-8 GB nodes and 1024 MB above). The guide stops at 4 GB; the smaller bands hold the
+daemons' resident memory measured on emulated 1 GB nodes (docs/notes.md, "Small boards"). Each
+worker's containers are its RAM less the reserve, in whole smallest containers. A MapReduce
+ApplicationMaster and a task always fit one worker together: upstream's 1536 and 1024 MB where they
+do, else halves of the worker's containers.
 """
 
+from dataclasses import dataclass
+
 from .. import profiles
-from ..cluster.spec import ClusterSpec, NodeSpec
+from ..cluster.spec import HOST_RESERVED_BYTES, ClusterSpec, NodeSpec
 from ..errors import SbclabError
 
-WORKER_RESERVED_MB = 2048
-MIN_ALLOCATION_MB = 1024
 MAX_CONTAINER_MB = 8192
 MAX_CONTAINER_VCORES = 4
+UPSTREAM_AM_MB = 1536  # yarn.app.mapreduce.am.resource.mb
+UPSTREAM_TASK_MB = 1024  # mapreduce.map.memory.mb and mapreduce.reduce.memory.mb
+UPSTREAM_SORT_MB = 100  # mapreduce.task.io.sort.mb
+HEAP_RATIO = 0.8  # mapreduce.job.heap.memory-mb.ratio: a task's heap of its container
 
 
-def yarn_memory_mb(node_memory_bytes: int) -> int:
-    """Container memory for a worker: its RAM less the reserve, in whole minimum allocations."""
-    usable = node_memory_bytes // 2**20 - WORKER_RESERVED_MB
-    whole = (usable // MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
-    if whole < MIN_ALLOCATION_MB * 2:
+@dataclass(frozen=True)
+class Band:
+    """What a node of up to `up_to_mb` of RAM gives its daemons and containers."""
+
+    up_to_mb: int
+    reserved_mb: int  # a worker's OS, page cache floor, DataNode and NodeManager
+    smallest_container_mb: int
+    datanode_heap_mb: int
+    nodemanager_heap_mb: int
+    namenode_heap_mb: int
+    resourcemanager_heap_mb: int
+    historyserver_heap_mb: int
+
+
+# Bands end between the sizes boards are sold with: a 4 GB Pi 4 shows about 3.7 GiB.
+BANDS = (
+    Band(1536, 512, 128, 96, 128, 160, 192, 128),
+    Band(3072, 768, 256, 128, 192, 256, 320, 192),
+    Band(6144, 1024, 512, 256, 384, 512, 768, 384),
+    Band(20480, 2048, 1024, 512, 512, 1024, 1024, 512),
+    Band(10**9, 4096, 1024, 1024, 1024, 2048, 2048, 1024),
+)
+
+
+def band(memory_bytes: int) -> Band:
+    ram_mb = memory_bytes // 2**20
+    return next(b for b in BANDS if ram_mb <= b.up_to_mb)
+
+
+def daemon_heap_mb(daemon_key: str, node: NodeSpec) -> int:
+    """The -Xmx of a Hadoop daemon on this node."""
+    return getattr(band(node.memory_bytes), f"{daemon_key}_heap_mb")
+
+
+@dataclass(frozen=True)
+class WorkerMemory:
+    ram_mb: int
+    reserved_mb: int
+    containers_mb: int  # yarn.nodemanager.resource.memory-mb
+    smallest_container_mb: int  # yarn.scheduler.minimum-allocation-mb
+
+
+def worker_memory(memory_bytes: int) -> WorkerMemory:
+    """A worker's RAM, its reserve and its containers, refused when an ApplicationMaster and a task
+    cannot both fit."""
+    found = band(memory_bytes)
+    ram_mb = memory_bytes // 2**20
+    unit = found.smallest_container_mb
+    containers = (ram_mb - found.reserved_mb) // unit * unit
+    if containers < 2 * unit:
         raise SbclabError(
-            f"A worker with {node_memory_bytes / 2**30:.1f} GiB cannot hold an ApplicationMaster and a task "
-            f"after {WORKER_RESERVED_MB} MB for the OS and daemons.",
-            "Use fewer workers or a board profile with more RAM.")
-    return whole
+            f"A worker with {ram_mb} MB of RAM cannot run YARN: {found.reserved_mb} MB go to the OS, DataNode and "
+            f"NodeManager and an ApplicationMaster and a task need {2 * unit} MB more; it has {max(0, containers)} MB.",
+            "Run node benchmarks on it (they need no YARN), or use a board with more RAM.")
+    return WorkerMemory(ram_mb, found.reserved_mb, containers, unit)
+
+
+def yarn_memory_mb(memory_bytes: int) -> int:
+    """Container memory of a worker with this RAM."""
+    return worker_memory(memory_bytes).containers_mb
 
 
 def yarn_share(node: NodeSpec) -> tuple[int, int]:
@@ -40,20 +100,89 @@ def largest_container(spec: ClusterSpec) -> tuple[int, int]:
     return min(MAX_CONTAINER_MB, min(mb for mb, _ in shares)), min(MAX_CONTAINER_VCORES, min(v for _, v in shares))
 
 
+def smallest_container(spec: ClusterSpec) -> int:
+    """yarn.scheduler.minimum-allocation-mb: the smallest worker's."""
+    return min(worker_memory(w.memory_bytes).smallest_container_mb for w in spec.worker_nodes)
+
+
+def mapreduce_memory(spec: ClusterSpec) -> dict[str, str]:
+    """The ApplicationMaster's and tasks' containers where upstream's do not fit beside each other on
+    the smallest worker (else nothing: upstream's sizes stand), with each task's sort buffer inside
+    its heap."""
+    smallest = min((worker_memory(w.memory_bytes) for w in spec.worker_nodes), key=lambda m: m.containers_mb)
+    unit = smallest.smallest_container_mb
+    if UPSTREAM_AM_MB + UPSTREAM_TASK_MB <= smallest.containers_mb:
+        return {}
+    task = max(unit, smallest.containers_mb // 2 // unit * unit)
+    am = max(unit, (smallest.containers_mb - task) // unit * unit)
+    heap = int(task * HEAP_RATIO)
+    return {"yarn.app.mapreduce.am.resource.mb": str(am), "mapreduce.map.memory.mb": str(task),
+            "mapreduce.reduce.memory.mb": str(task),
+            # The map's sort buffer lives in its heap, beside the JVM's own and the records it reads: a
+            # quarter of a 205 MB heap kept a map of an emulated 1 GB board at 250 MB resident.
+            "mapreduce.task.io.sort.mb": str(min(UPSTREAM_SORT_MB, int(heap * 0.25)))}
+
+
+SPARK_OVERHEAD_MB = 384  # spark.executor.memoryOverhead and spark.yarn.am.memoryOverhead: at least this
+UPSTREAM_EXECUTOR_MB = 1024  # spark.executor.memory
+UPSTREAM_SPARK_AM_MB = 512  # spark.yarn.am.memory (client mode)
+# Spark refuses a driver or an executor whose heap holds less than 1.5 x its 300 MB reserve (450 MB);
+# -Xmx512m leaves the JVM about 491 MB of it.
+SMALL_EXECUTOR_MB = 512
+SMALL_OVERHEAD_MB = 128
+SMALL_SPARK_AM_MB = 256
+
+
+def spark_memory(spec: ClusterSpec) -> dict[str, str]:
+    """Spark's executors and ApplicationMaster sized down where upstream's do not fit beside each
+    other on the smallest worker (else nothing)."""
+    unit = smallest_container(spec)
+    smallest = min(yarn_share(w)[0] for w in spec.worker_nodes)
+
+    def rounded(mb: int) -> int:
+        return -(-mb // unit) * unit
+    if rounded(UPSTREAM_EXECUTOR_MB + SPARK_OVERHEAD_MB) + rounded(UPSTREAM_SPARK_AM_MB + SPARK_OVERHEAD_MB) <= smallest:
+        return {}
+    return {"spark.executor.memory": f"{SMALL_EXECUTOR_MB}m", "spark.executor.memoryOverhead": f"{SMALL_OVERHEAD_MB}m",
+            "spark.yarn.am.memory": f"{SMALL_SPARK_AM_MB}m", "spark.yarn.am.memoryOverhead": f"{SMALL_OVERHEAD_MB}m",
+            "spark.driver.memory": f"{SMALL_EXECUTOR_MB}m"}
+
+
+# An emulated worker keeps at least this share of its board's RAM: below it, its containers would be
+# sized as those of a board two sizes smaller, and a job's tasks per node would no longer be its board's.
+LEAST_MEMORY_FACTOR = 0.5
+
+
 def check(spec: ClusterSpec, where: str = "") -> None:
     """Refuse a cluster whose workers cannot hold YARN's containers, naming the node."""
+    factor = spec.scale.memory_factor
+    if spec.backend == "emulated" and factor < LEAST_MEMORY_FACTOR:
+        board = profiles.board(spec.board)
+        raise SbclabError(
+            f"{where}{spec.workers} emulated {board.name} workers get {factor * board.ram_gib:.1f} GiB each of the "
+            f"board's {board.ram_gib:g} GiB of RAM (memory factor {factor:.2f}): YARN would size them as a smaller board.",
+            f"Use fewer workers: this host holds a memory factor of {LEAST_MEMORY_FACTOR:g} or more with up to "
+            f"{most_workers(spec, board)} {board.name} workers.")
     for worker in spec.worker_nodes:
         try:
             yarn_share(worker)
         except SbclabError as err:
-            raise SbclabError(f"{where}{worker.name}: {err.message}", err.hint) from err
+            raise SbclabError(f"{where}{worker.name} ({worker.board}): {err.message}", err.hint) from err
+
+
+def most_workers(spec: ClusterSpec, board: "profiles.Board") -> int:
+    """The most workers this host gives at least LEAST_MEMORY_FACTOR of the board's RAM, a master beside them."""
+    usable = spec.scale.host_memory_bytes - HOST_RESERVED_BYTES
+    return max(0, int(usable // (LEAST_MEMORY_FACTOR * board.ram_gib * 2**30)) - 1)
 
 
 def executors_that_fit(spec: ClusterSpec, executor_mb: int, application_master_mb: int) -> int:
     """Spark executors YARN can hold at once beside one application's master, each container
-    rounded up to whole minimum allocations (the capacity scheduler counts memory only)."""
+    rounded up to whole smallest containers (the capacity scheduler counts memory only)."""
+    unit = smallest_container(spec)
+
     def rounded(mb: int) -> int:
-        return -(-mb // MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
+        return -(-mb // unit) * unit
     shares = sorted((yarn_share(w)[0] for w in spec.worker_nodes), reverse=True)
     if not shares:
         return 0

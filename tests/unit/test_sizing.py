@@ -1,0 +1,62 @@
+"""Memory sizing by the board's RAM: what fits a 1 GB board, upstream's sizes where they fit, and
+refusals that name the numbers."""
+
+import pytest
+
+from sbclab.cluster import spec
+from sbclab.errors import SbclabError
+from sbclab.stack import config, lifecycle, sizing
+
+GiB = 2**30
+
+
+def build(board: str, workers: int = 2, **kw) -> spec.ClusterSpec:
+    return spec.build(backend="emulated", board=board, storage="microsd", workers=workers, cores=2,
+                      memory_bytes=24 * GiB, **kw)
+
+
+def test_a_1gb_worker_holds_an_application_master_and_a_task_of_its_size():
+    cluster = build("rpi3b")
+    memory = sizing.worker_memory(cluster.worker_nodes[0].memory_bytes)
+    assert (memory.ram_mb, memory.reserved_mb, memory.containers_mb, memory.smallest_container_mb) == (1024, 512, 512, 128)
+    mapreduce = sizing.mapreduce_memory(cluster)
+    am, task = int(mapreduce["yarn.app.mapreduce.am.resource.mb"]), int(mapreduce["mapreduce.map.memory.mb"])
+    assert am + task <= memory.containers_mb and am >= 128 and task >= 128
+    assert int(mapreduce["mapreduce.task.io.sort.mb"]) <= 0.25 * task
+    config.check_memory(cluster, ("hadoop",))
+    assert sizing.daemon_heap_mb("datanode", cluster.worker_nodes[0]) < sizing.daemon_heap_mb("datanode", build("rpi5b").worker_nodes[0])
+
+
+def test_boards_of_4_and_8_gb_keep_upstreams_job_sizes():
+    for board, containers, unit in (("rpi4b-4gb", 3072, 512), ("rpi5b", 6144, 1024)):
+        cluster = build(board, workers=1)
+        memory = sizing.worker_memory(cluster.worker_nodes[0].memory_bytes)
+        assert (memory.containers_mb, memory.smallest_container_mb) == (containers, unit)
+        assert sizing.mapreduce_memory(cluster) == {} and sizing.spark_memory(cluster) == {}
+        lifecycle.check(cluster)  # an ApplicationMaster and a task, or an executor, fit the one worker
+
+
+def test_spark_on_yarn_does_not_fit_a_1gb_worker_and_says_by_how_much():
+    with pytest.raises(SbclabError) as err:
+        config.check_memory(build("rpi3b"), ("spark",))
+    assert "512 MB of containers" in err.value.message and "standalone" in err.value.hint
+
+
+def test_a_512mb_board_runs_no_yarn_and_says_what_it_can_run():
+    with pytest.raises(SbclabError) as err:
+        lifecycle.check(build("rpi1b"), ())
+    assert "512 MB of RAM" in err.value.message and "node benchmarks" in err.value.hint
+
+
+def test_the_2021_seeds_settings_do_not_fit_one_4gb_worker():
+    """Its Table 11: an ApplicationMaster of 3072 MB and reduces of 4096 MB on NodeManagers of 4096 MB."""
+    with pytest.raises(SbclabError) as err:
+        lifecycle.check(build("rpi4b-4gb", workers=1, preset="paper-2021"), ("hadoop",))
+    assert "3072 MB" in err.value.message and "4096 MB" in err.value.message
+    lifecycle.check(build("rpi4b-4gb", workers=2, preset="paper-2021"), ("hadoop",))
+
+
+def test_emulated_workers_given_under_half_their_boards_ram_are_refused_with_how_many_fit():
+    with pytest.raises(SbclabError) as err:
+        lifecycle.check(build("rpi5b", workers=8), ("hadoop",))
+    assert "memory factor 0.31" in err.value.message and "up to 4 rpi5b workers" in err.value.hint
