@@ -95,6 +95,16 @@ class NodeCgroup:
         else:
             _write(ROOT / "memory" / self.relative / "memory.limit_in_bytes", str(memory_bytes))
 
+    def oom_kills(self) -> int:
+        """Processes the kernel killed because the node ran out of memory, since the group was made."""
+        path = ROOT / self.relative / "memory.events" if self.version == 2 else \
+            ROOT / "memory" / self.relative / "memory.oom_control"
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
     def limit_cpu(self, cpu_cores: float, vcpus: int = 0) -> None:
         """Limit the node to cpu_cores host cores; with vcpus, also split them into that many per-core
         groups of cpu_cores / vcpus each (cgroup v1)."""

@@ -195,6 +195,11 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
                           f"{count} x {board} (at most {memory_fits:.4g}).", "Give fewer workers.")
     memory_factor = memory_factor if memory_factor is not None else memory_fits
     note = speed_note
+    host_board = b.io_like or b.name
+    if not medium_profile.measured_on(host_board):
+        note = (f"{note}; " if note else "") + (
+            f"{medium_profile.name} was never measured in an {host_board}: the slowest figures it has in another board "
+            "stand in for them.")
     loop = calibration.disk.loop_rand_write_iops if calibration is not None else None
     shaped = medium.write_iops * factor * count
     if loop and loop < shaped:
