@@ -42,10 +42,10 @@ def test_spark_on_yarn_does_not_fit_a_1gb_worker_and_says_by_how_much():
     assert "512 MB of containers" in err.value.message and "standalone" in err.value.hint
 
 
-def test_a_512mb_board_runs_no_yarn_and_says_what_it_can_run():
+def test_the_496mb_raspberry_pi_b_runs_no_yarn_and_says_what_it_can_run():
     with pytest.raises(SbclabError) as err:
         lifecycle.check(build("rpi1b"), ())
-    assert "512 MB of RAM" in err.value.message and "node benchmarks" in err.value.hint
+    assert "507 MB of RAM" in err.value.message and "node benchmarks" in err.value.hint
 
 
 def test_the_2021_seeds_settings_do_not_fit_one_4gb_worker():
