@@ -112,12 +112,12 @@ def _backend_of(name: str) -> str | None:
 
 
 def small_spec(name: str, backend: str | None = None, knobs: tuple[str, ...] = ("quick-start",), workers: int = 2,
-               **kw) -> spec.ClusterSpec:
+               spark_manager: str = "yarn", **kw) -> spec.ClusterSpec:
     """Master + 2 workers (or `workers`) of this host's default backend. The tests' clusters start their JVMs with
     the quick-start knob (C1 only): they check what sbclab does, on data so small that a JVM's
     start-up is most of a job; the measurement tests (test_monitoring) keep the default JVMs."""
     built = spec.build(name=name, backend=backend or default_backend(), workers=workers, disk_bytes=2 * 2**30, **kw)
-    return built.model_copy(update={"knobs": knobs})
+    return built.model_copy(update={"knobs": knobs, "spark_manager": spark_manager})
 
 
 def mechanics_spec(name: str, **kw) -> spec.ClusterSpec:

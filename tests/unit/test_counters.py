@@ -53,3 +53,11 @@ def test_spark_event_log_totals(tmp_path):
     assert metrics["task_metrics"]["shuffle_bytes_written"] == 1024
     assert metrics["task_metrics"]["executor_run_time_ms"] == 150
     assert metrics["task_metrics"]["disk_bytes_spilled"] == 5
+
+
+def test_spark_application_ids_of_yarn_and_of_the_standalone_master():
+    """The ids that name a Spark job's event log: YARN's, or the standalone master's."""
+    log = ("INFO Client: Submitted application application_1795617117342_0004\n"
+           "INFO StandaloneSchedulerBackend: Connected to Spark cluster with app ID app-20261125160101-0003\n"
+           "INFO Utils: the tracking URL names application_1795617117342_0004 again\n")
+    assert counters.spark_application_ids(log) == ["app-20261125160101-0003", "application_1795617117342_0004"]

@@ -1,11 +1,17 @@
 """Memory sizing by the board's RAM: what fits a 1 GB board, upstream's sizes where they fit, and
 refusals that name the numbers."""
 
+import hashlib
+import json
+from pathlib import Path
+
 import pytest
 
 from sbclab.cluster import spec
 from sbclab.errors import SbclabError
-from sbclab.stack import config, lifecycle, sizing
+from sbclab.experiments import model
+from sbclab.stack import config, daemons, lifecycle, sizing
+from sbclab.stack.distribution import Distribution
 
 GiB = 2**30
 
@@ -60,3 +66,38 @@ def test_emulated_workers_given_under_half_their_boards_ram_are_refused_with_how
     with pytest.raises(SbclabError) as err:
         lifecycle.check(build("rpi5b", workers=8), ("hadoop",))
     assert "memory factor 0.31" in err.value.message and "up to 4 rpi5b workers" in err.value.hint
+
+
+def test_spark_standalone_fits_1gb_workers_and_runs_no_mapreduce():
+    """Hajji & Tso's system: no NodeManager, each worker's 512 MB to one executor of Spark's least heap."""
+    cluster = build("rpi2b").model_copy(update={"spark_manager": "standalone"})
+    assert sizing.spark_standalone_memory(cluster) == {"spark.executor.memory": "512m", "spark.driver.memory": "512m"}
+    config.check_memory(cluster, ("spark",))
+    with pytest.raises(SbclabError) as err:
+        config.check_memory(cluster, ("hadoop",))
+    assert "YARN" in err.value.message
+    assert [d.key for d in daemons.daemons_of(cluster)] == ["namenode", "datanode", "sparkmaster", "sparkworker"]
+    assert sizing.daemon_heap_mb("sparkworker", cluster.worker_nodes[0]) == sizing.daemon_heap_mb("nodemanager", cluster.worker_nodes[0])
+
+
+def test_a_standalone_clusters_spark_defaults_name_its_master_and_every_core():
+    cluster = build("rpi2b").model_copy(update={"spark_manager": "standalone"})
+    layout = config.NodeLayout(conf_dir=Path("/c"), disk=Path("/d"), log_dir=Path("/l"))
+    dist = Distribution(Path("/h"), Path("/s"), Path("/j.jar"))
+    values = config.settings(cluster, cluster.master, layout, dist)["spark-defaults"]
+    assert values["spark.master"] == f"spark://{cluster.master.address}:7077"
+    assert values["spark.cores.max"] == "8" and values["spark.scheduler.minRegisteredResourcesRatio"] == "1.0"
+    assert values["spark.executor.memory"] == "512m"
+
+
+def test_the_spark_manager_keys_a_cell_only_when_it_is_not_yarn():
+    raw = {"workloads": ["pi"], "engines": ["spark"], "repetitions": 1}
+    yarn = model.cells(model.parse(raw))[0]
+    standalone = model.cells(model.parse({**raw, "cluster": {"spark_manager": "standalone"}}))[0]
+    digest = json_digest({k: v for k, v in yarn.model_dump().items() if k != "spark_manager"})
+    assert yarn.key == digest, "the cells stored before the dimension keep their keys"
+    assert standalone.key != yarn.key and standalone.spark_manager == "standalone"
+
+
+def json_digest(fields: dict) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:20]

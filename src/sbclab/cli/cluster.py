@@ -24,13 +24,15 @@ def cluster():
 @shape_options
 @board_options
 def cluster_up(shape: Shape, boards: Boards):
-    """Create the nodes, start HDFS, YARN and the JobHistory server, wait until they serve.
+    """Create the nodes, start HDFS, YARN and the JobHistory server (or Spark's standalone master and
+    workers), wait until they serve.
 
     With --inventory: preflight the boards, install Java where missing, copy the distribution where
     it differs, render the configs, format HDFS on first use, start the daemons. A second 'up' of
     the same boards checks all of that and changes nothing."""
     spec, access = boards.of_inventory(shape.name, shape.preset)
     if spec is not None:
+        spec = spec.model_copy(update={"spark_manager": shape.spark_manager})
         doctor.preflight(access.inventory, None, None, shape.preset, Path(access.known_hosts), access.accept_new_host_keys,
                          deploying=True, say=say, tunnels=spec.web_uis == "loopback")
         if shape.name in ClusterState.names():
@@ -40,7 +42,8 @@ def cluster_up(shape: Shape, boards: Boards):
     else:
         spec = plan.spec_for(name=shape.name, workers=shape.workers, board=shape.board, storage=shape.storage,
                              preset=shape.preset, backend=plan.backend_for(shape.backend, say), subnet=shape.subnet,
-                             disk_size=shape.disk_size, scale_factor=shape.scale_factor, knobs=boards.knobs(), say=say)
+                             disk_size=shape.disk_size, scale_factor=shape.scale_factor, knobs=boards.knobs(),
+                             spark_manager=shape.spark_manager, say=say)
     result = lifecycle.up(spec, timeout_s=shape.timeout, progress=say, boards=access, dist_dir=boards.dist_dir)
     cluster_status(lifecycle.status(result))
     say(f"cluster '{shape.name}' is up in {result.stack.record.bring_up_s:.1f} s; take it down with "

@@ -89,11 +89,12 @@ class Shape:
     disk_size: int | None
     timeout: float
     scale_factor: float | None
+    spark_manager: str
 
     def settings(self, knobs: tuple[str, ...] = ()) -> ClusterSettings:
         return ClusterSettings(name=self.name, board=self.board, backend=self.backend, subnet=self.subnet,
                                disk_size=self.disk_size, scale=self.scale_factor, timeout_s=self.timeout,
-                               knobs=list(knobs))
+                               knobs=list(knobs), spark_manager=self.spark_manager)
 
 
 shape_options = bundle(Shape, [
@@ -116,6 +117,9 @@ shape_options = bundle(Shape, [
     click.option("--scale", "scale_factor", type=click.FloatRange(0, 1, min_open=True), default=None,
                  help="Fix the emulation scale factor (default: the largest this host can give). Use one value to "
                       "compare different boards."),
+    click.option("--spark-manager", type=click.Choice(["yarn", "standalone"]), default="yarn", show_default=True,
+                 help="What runs Spark's executors: YARN, or Spark's standalone master and workers over HDFS "
+                      "(no YARN, so no MapReduce; what 1 GB boards can hold)."),
 ], "shape")
 
 

@@ -45,8 +45,12 @@ def cluster_status(report: dict) -> None:
     console.print(table("HDFS DataNodes (live)", ["datanode", "capacity", "used", "remaining"],
                         [[r["address"], format_size(r["capacity"]), format_size(r["used"]), format_size(r["remaining"])]
                          for r in report["datanodes"]]))
-    console.print(table("YARN NodeManagers (running)", ["node", "state", "memory (MB)", "vcores"],
-                        [[r["id"], r["state"], str(r["memory_mb"]), str(r["vcores"])] for r in report["yarn_nodes"]]))
+    if report.get("spark_manager") == "standalone":
+        console.print(table("Spark workers (alive, standalone manager)", ["worker", "state", "memory (MB)", "cores"],
+                            [[r["id"], r["state"], str(r["memory_mb"]), str(r["cores"])] for r in report["spark_workers"]]))
+    else:
+        console.print(table("YARN NodeManagers (running)", ["node", "state", "memory (MB)", "vcores"],
+                            [[r["id"], r["state"], str(r["memory_mb"]), str(r["vcores"])] for r in report["yarn_nodes"]]))
     console.print(table("Daemon addresses", ["daemon", "node", "address"],
                         [[r["daemon"], r["node"], r["address"]] for r in report["addresses"]]))
     for problem in report["problems"]:

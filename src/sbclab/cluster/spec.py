@@ -82,6 +82,9 @@ class ClusterSpec(BaseModel):
     # (file, property, value) the stack sets over its preset, as strings this layer only carries:
     # an experiment's own settings, or the HDFS block size a scaled-down reproduction scales too.
     settings: tuple[tuple[str, str, str], ...] = ()
+    # What runs Spark's executors: YARN's NodeManagers, or Spark's own standalone master and workers
+    # (Hajji & Tso's cluster: HDFS and Spark, no YARN).
+    spark_manager: Literal["yarn", "standalone"] = "yarn"
 
     @property
     def master(self) -> NodeSpec:

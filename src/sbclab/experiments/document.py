@@ -47,7 +47,8 @@ def shape(cluster: Cluster) -> ClusterShape:
         nodes.append(NodeRecord(**node.model_dump(), yarn_memory_mb=memory_mb, yarn_vcores=vcores))
     return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
                         shaped=cluster.transport.shaped, workers=spec.workers, board=spec.board, storage=spec.storage,
-                        preset=spec.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state))
+                        preset=spec.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state),
+                        spark_manager=spec.spark_manager)
 
 
 def _container_logs(cluster: Cluster, store: ResultsStore, run_id: str, app_ids: list[str]) -> dict[str, str]:

@@ -53,6 +53,8 @@ class ClusterSettings(BaseModel):
     scale: float | None = Field(None, gt=0, le=1)
     timeout_s: float = Field(240, gt=0)
     knobs: list[str] = Field(default_factory=list, description="cluster knobs (crc-off, fstrim)")
+    spark_manager: Literal["yarn", "standalone"] = Field(
+        "yarn", description="what runs Spark's executors: YARN, or Spark's standalone master and workers (no YARN)")
     settings: dict[Literal[SETTINGS_FILES], dict[str, str]] = Field(
         default_factory=dict, description="stack properties set over the preset, by file: {hdfs-site: {dfs.blocksize: ...}}")
 
@@ -160,11 +162,16 @@ class Cell(BaseModel):
     preset: str
     parameters: dict[str, Any]
     repetition: int
+    spark_manager: str = "yarn"
 
     @property
     def key(self) -> str:
-        """A digest of everything that defines the run, the repetition included."""
-        canonical = json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
+        """A digest of everything that defines the run, the repetition included. A dimension added
+        later enters it only when it differs from what every earlier run had, so their keys hold."""
+        defining = self.model_dump()
+        if defining["spark_manager"] == "yarn":
+            del defining["spark_manager"]
+        canonical = json.dumps(defining, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:20]
 
     @property
@@ -236,7 +243,8 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                                     out.append(Cell(workload=name, engine=engine, workers=workers,
                                                     size_bytes=size if workload.sized else None,
                                                     board=experiment.cluster.board, storage=storage, preset=preset,
-                                                    parameters=variant, repetition=repetition))
+                                                    parameters=variant, repetition=repetition,
+                                                    spark_manager=experiment.cluster.spark_manager))
     conc = experiment.concurrent
     if conc:
         for repetition in range(1, conc.repetitions + 1):
@@ -244,5 +252,5 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                 out.append(Cell(workload=f"mix-{mode}", engine=conc.engine, workers=experiment.workers[-1],
                                 size_bytes=conc.size, board=experiment.cluster.board, storage=experiment.storage[-1],
                                 preset=experiment.presets[-1], parameters={"workloads": conc.workloads},
-                                repetition=repetition))
+                                repetition=repetition, spark_manager=experiment.cluster.spark_manager))
     return out

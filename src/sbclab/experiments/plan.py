@@ -68,7 +68,8 @@ def backend_for(given: str | None, say) -> str:
 def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, backend: str,
              subnet: str, disk_size: int | None = None, scale_factor: float | None = None,
              memory_factor: float | None = None, knobs: tuple[str, ...] = (),
-             settings: dict[str, dict[str, str]] | None = None, say=lambda message: None) -> ClusterSpec:
+             settings: dict[str, dict[str, str]] | None = None, spark_manager: str = "yarn",
+             say=lambda message: None) -> ClusterSpec:
     """A cluster of `workers` workers of one board and medium, shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
@@ -76,7 +77,8 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
     built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
                                workers=workers, subnet=subnet, disk_bytes=disk_size or cluster_spec.DEFAULT_DISK_BYTES,
                                calibration=host, scale_factor=scale_factor, memory_factor=memory_factor)
-    return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings)})
+    return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
+                                    "spark_manager": spark_manager})
 
 
 def as_spec_settings(settings: dict[str, dict[str, str]] | None) -> tuple[tuple[str, str, str], ...]:
@@ -180,7 +182,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         rebuild = functools.partial(spec_for, name=settings.name, workers=cell.workers, board=cell.board,
                                     storage=cell.storage, preset=cell.preset, backend=backend, subnet=settings.subnet,
                                     disk_size=disk_per_node(experiment, cell.workers), knobs=tuple(settings.knobs),
-                                    settings=settings.settings, say=say)
+                                    settings=settings.settings, spark_manager=settings.spark_manager, say=say)
         try:
             shapes[cell.shape] = (cell, rebuild, rebuild(scale_factor=settings.scale))
         except SbclabError as err:
@@ -228,7 +230,8 @@ def _board_specs(found: Plan) -> None:
             spec = cluster_spec.from_inventory(inventory.first_workers(cell.workers), name=found.experiment.cluster.name,
                                                preset=cell.preset)
             spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs),
-                                           "settings": as_spec_settings(found.experiment.cluster.settings)})
+                                           "settings": as_spec_settings(found.experiment.cluster.settings),
+                                           "spark_manager": found.experiment.cluster.spark_manager})
             if not found.bare:
                 lifecycle.check(spec, _engines(found, cell.shape))
         except SbclabError as err:

@@ -111,7 +111,7 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
     try:
         spec = plan.spec_for(name=cluster.get("name", "repro"), workers=workers, board=cluster["board"],
                              storage=storage, preset=(raw.get("presets") or ["paper"])[0], backend=backend,
-                             subnet=ClusterSettings().subnet)
+                             subnet=ClusterSettings().subnet, spark_manager=cluster.get("spark_manager", "yarn"))
         if plan.needs_stack(parse(raw)):
             lifecycle.check(spec, tuple(e for e in raw.get("engines", []) if e in ("hadoop", "spark")))
     except SbclabError as err:
@@ -133,7 +133,8 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
     raws = []
     for board_name in (table.boards or (board or seed_.board,)):
         raw = {**table.experiment, "name": f"{seed_.names[0]} {table.key}",
-               "cluster": {"name": "repro", "board": board_name, **({} if on_boards else {"backend": backend})},
+               "cluster": {**(table.experiment or {}).get("cluster", {}), "name": "repro", "board": board_name,
+                           **({} if on_boards else {"backend": backend})},
                "repetitions": repetitions}
         if monitor:
             raw["monitor"] = {**raw.get("monitor", {}), **monitor}

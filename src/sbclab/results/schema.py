@@ -80,6 +80,7 @@ class ClusterShape(BaseModel):
     nodes: list[NodeRecord]
     knobs: dict[str, list[str]] = Field(default={}, description="each knob the cluster had -> the nodes it was on "
                                         "(cluster/knobs.py); a board knob written after the board's last boot says so")
+    spark_manager: Literal["yarn", "standalone"] = Field("yarn", description="what ran Spark's executors")
 
 
 class RunRecord(BaseModel):

@@ -122,5 +122,5 @@ def spark_submit(stack: Stack, main_class: str, jar: Path, args: list[str], log:
                  conf: dict[str, str] | None = None, timeout_s: float = 7200) -> JobOutcome:
     command = spark_submit_command(stack, main_class, jar, args, conf)
     outcome = _timed(stack, command, log, label, timeout_s)
-    outcome.job_ids = engine_counters.yarn_application_ids(outcome.output)
+    outcome.job_ids = engine_counters.spark_application_ids(outcome.output)
     return outcome

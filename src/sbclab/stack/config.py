@@ -32,6 +32,7 @@ PORTS = {
     "rm_http": 8088, "nm_http": 8042, "nm_localizer": 8040,
     "jhs": 10020, "jhs_http": 19888, "jhs_admin": 10033,
     "shuffle": 13562,
+    "spark_master": 7077, "spark_master_http": 8080, "spark_worker": 7078, "spark_worker_http": 8081,
 }
 
 
@@ -146,7 +147,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s",
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": f"file://{layout.spark_events}",
-            **sizing.spark_memory(spec),
+            **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),
         },
     }
     values["capacity-scheduler"] = {
@@ -168,6 +169,22 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
     for file, name, value in spec.settings:
         values[file][name] = value
     spark = values["spark-defaults"]
+    if spec.spark_manager == "standalone":
+        spark["spark.master"] = f"spark://{master}:{port(spec, spec.master, 'spark_master')}"
+        for key, value in sizing.spark_standalone_memory(spec).items():
+            spark.setdefault(key, value)
+        # The job waits for executors holding every core the workers can give it (standalone counts
+        # cores, not executors): the same guard against a "2-worker" job run on the first worker to
+        # register. A worker gives as many executors as its cores and memory both hold.
+        executor_mb = _megabytes(spark["spark.executor.memory"])
+        held = 0
+        for worker in spec.worker_nodes:
+            memory_mb, cores = sizing.yarn_share(worker)
+            per_executor = int(spark.get("spark.executor.cores", cores))
+            held += min(cores // per_executor, int(memory_mb // executor_mb)) * per_executor
+        spark.setdefault("spark.cores.max", str(held))
+        spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+        return values
     asked = int(spark.get("spark.executor.instances", SPARK_DEFAULT_EXECUTORS))
     fit = sizing.executors_that_fit(spec, *_spark_containers_mb(spark))
     spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", f"{min(1.0, fit / asked):.4g}" if asked else "1.0")
@@ -216,6 +233,9 @@ def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
                                    rounded(max(int(mapreduce.get("mapreduce.map.memory.mb", sizing.UPSTREAM_TASK_MB)),
                                                int(mapreduce.get("mapreduce.reduce.memory.mb", sizing.UPSTREAM_TASK_MB)))),
                                    "task")
+    if spec.spark_manager == "standalone":
+        _check_standalone(spec, engines, given)
+        return
     if "spark" in engines:
         spark = dict(sizing.spark_memory(spec))
         spark.update({key: value for (file, key), value in given.items() if file == "spark-defaults"})
@@ -230,6 +250,22 @@ def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
                 f"containers (preset {spec.preset}).",
                 "Use more workers, the stock preset, or a board with more RAM."
                 + (" Spark's standalone manager needs no YARN." if what == "executor" else ""))
+
+
+def _check_standalone(spec: ClusterSpec, engines, given: dict[tuple[str, str], str]) -> None:
+    """A cluster on Spark's standalone manager runs no YARN, so no MapReduce; its executors' heaps
+    must fit the memory each Spark worker offers."""
+    if "hadoop" in engines:
+        raise SbclabError("MapReduce jobs need YARN, which a cluster on Spark's standalone manager does not run.",
+                          "Run the Hadoop cells with spark_manager: yarn, or only Spark on this cluster.")
+    if "spark" not in engines:
+        return
+    executor = _megabytes(given.get(("spark-defaults", "spark.executor.memory"),
+                                    sizing.spark_standalone_memory(spec)["spark.executor.memory"]))
+    offered = min(sizing.yarn_share(w)[0] for w in spec.worker_nodes)
+    if executor > offered:
+        raise SbclabError(f"A Spark executor of {executor:.0f} MB does not fit the {offered} MB a {spec.board} worker "
+                          "offers Spark's standalone manager.", "Give spark.executor.memory 512m, or a board with more RAM.")
 
 
 def _memory_overrides(spec: ClusterSpec) -> dict[tuple[str, str], str]:

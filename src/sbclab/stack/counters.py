@@ -6,7 +6,8 @@ from pathlib import Path
 
 _COUNTERS_HEADER = re.compile(r"INFO mapreduce\.Job: Counters: \d+")
 _JOB_ID = re.compile(r"Running job: (job_\d+_\d+)")
-_APP_ID = re.compile(r"(application_\d+_\d+)")
+# A Spark application's id, which names its event log: YARN's, or the standalone master's.
+_APP_ID = re.compile(r"(application_\d+_\d+|\bapp-\d{14}-\d{4,})")
 
 
 def hadoop_job_counters(client_log: str) -> list[dict[str, dict[str, float]]]:
@@ -50,7 +51,7 @@ def hadoop_job_ids(client_log: str) -> list[str]:
     return _JOB_ID.findall(client_log)
 
 
-def yarn_application_ids(client_log: str) -> list[str]:
+def spark_application_ids(client_log: str) -> list[str]:
     return sorted(set(_APP_ID.findall(client_log)))
 
 

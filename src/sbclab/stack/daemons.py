@@ -47,7 +47,18 @@ DATANODE = Daemon("datanode", "DataNode", "org.apache.hadoop.hdfs.server.datanod
                   ("datanode", "datanode_http", "datanode_ipc"))
 NODEMANAGER = Daemon("nodemanager", "NodeManager", "org.apache.hadoop.yarn.server.nodemanager.NodeManager", "worker",
                      True, ("nm_http", "nm_localizer", "shuffle"))
-ALL = (NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER)
+SPARK_MASTER = Daemon("sparkmaster", "Spark master", "org.apache.spark.deploy.master.Master", "master", False,
+                      ("spark_master", "spark_master_http"))
+SPARK_WORKER = Daemon("sparkworker", "Spark worker", "org.apache.spark.deploy.worker.Worker", "worker", False,
+                      ("spark_worker", "spark_worker_http"))
+ALL = (NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER, SPARK_MASTER, SPARK_WORKER)
+
+
+def daemons_of(spec) -> tuple[Daemon, ...]:
+    """The daemons a cluster runs: HDFS, and YARN or Spark's standalone manager."""
+    if spec.spark_manager == "standalone":
+        return NAMENODE, DATANODE, SPARK_MASTER, SPARK_WORKER
+    return NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER
 
 
 def logs_dir(cluster: str) -> Path:
@@ -136,6 +147,30 @@ class Stack:
         argv += ["-cp", f"{layout.conf_dir}:{self.dist.hadoop_classpath}", main_class, *args]
         return argv
 
+    def spark_java(self, node: NodeSpec, main_class: str, args: list[str], heap_mb: int) -> list[str]:
+        """A `java` command line on the node's Spark classpath, the way sbin/start-*.sh would build it."""
+        layout = self.layout(node)
+        return [str(self.java_home(node) / "bin" / "java"), *config.jvm_flags(self.spec.knobs), f"-Xmx{heap_mb}m",
+                "-cp", f"{layout.conf_dir}:{self.dist.spark_jars}/*", main_class, *args]
+
+    def _daemon_command(self, daemon: Daemon, node: NodeSpec) -> tuple[list[str], dict[str, str]]:
+        heap = sizing.daemon_heap_mb(daemon.key, node)
+        env = self.env(node)
+        if daemon not in (SPARK_MASTER, SPARK_WORKER):
+            return self.java(node, daemon.main_class, [], heap_mb=heap, add_opens=daemon.needs_add_opens,
+                             log_file=f"{daemon.key}.log"), env
+        # The RPC endpoints bind the node's address (--host); the web UI binds SPARK_LOCAL_IP.
+        env = {**env, "SPARK_LOCAL_IP": config.web_host(self.spec, node), "SPARK_LOG_DIR": str(self.layout(node).log_dir)}
+        where = ["--host", node.address, "--port", str(config.port(self.spec, node, daemon.ports[0])),
+                 "--webui-port", str(config.port(self.spec, node, daemon.ports[1]))]
+        if daemon is SPARK_MASTER:
+            return self.spark_java(node, daemon.main_class, where, heap), env
+        master = self.spec.master
+        memory_mb, cores = sizing.yarn_share(node)
+        args = [f"spark://{master.address}:{config.port(self.spec, master, 'spark_master')}", *where,
+                "--cores", str(cores), "--memory", f"{memory_mb}M", "--work-dir", str(self.layout(node).disk / "spark-work")]
+        return self.spark_java(node, daemon.main_class, args, heap), env
+
     def daemon_log(self, daemon: Daemon, node: NodeSpec) -> str:
         return self.transport.where(node, self.layout(node).log_dir / f"{daemon.key}.log")
 
@@ -180,11 +215,9 @@ class Stack:
                 for port_name in daemon.ports:
                     _check_port_free(node, config.port(self.spec, node, port_name), daemon.title)
             layout = self.layout(node)
-            argv = self.java(node, daemon.main_class, [], heap_mb=sizing.daemon_heap_mb(daemon.key, node),
-                             add_opens=daemon.needs_add_opens,
-                             log_file=f"{daemon.key}.log")
+            argv, env = self._daemon_command(daemon, node)
             # A daemon outlives the command that started it: not owned, stopped at teardown.
-            proc = self.transport.start(node, argv, self.env(node), layout.log_dir / f"{daemon.key}.out",
+            proc = self.transport.start(node, argv, env, layout.log_dir / f"{daemon.key}.out",
                                         cwd=layout.log_dir, label=daemon.key, owned=False)
             self._started.append((daemon, node, proc))
 
@@ -215,12 +248,23 @@ class Stack:
         HDFS is formatted on first use only: a real board's data outlives `cluster down`."""
         if not self.formatted():
             self.format_namenode()
+        workers = len(self.spec.worker_nodes)
+        master = self.spec.master
+        if self.spec.spark_manager == "standalone":
+            self.start(NAMENODE)
+            self.start(SPARK_MASTER)
+            self.start(DATANODE)
+            self._wait("HDFS (all DataNodes live, out of safe mode)",
+                       lambda: self.hdfs_ready(workers), timeout_s, NAMENODE, master)
+            self._wait("The Spark master", lambda: self.spark_workers() is not None, timeout_s, SPARK_MASTER, master)
+            self.start(SPARK_WORKER)
+            self._wait("Spark (all workers registered)", lambda: len(self.spark_workers() or []) >= workers,
+                       timeout_s, SPARK_WORKER, self.spec.worker_nodes[0])
+            return
         self.start(NAMENODE)
         self.start(RESOURCEMANAGER)
         self.start(DATANODE)
         self.start(NODEMANAGER)
-        workers = len(self.spec.worker_nodes)
-        master = self.spec.master
         self._wait("HDFS (all DataNodes live, out of safe mode)",
                    lambda: self.hdfs_ready(workers), timeout_s, NAMENODE, master)
         self.start(JOBHISTORY)
@@ -253,6 +297,14 @@ class Stack:
     def yarn_nodes(self) -> list[dict]:
         nodes = (self._get("rm_http", "/ws/v1/cluster/nodes").get("nodes") or {}).get("node") or []
         return [n for n in nodes if n.get("state") == "RUNNING"]
+
+    def spark_workers(self) -> list[dict] | None:
+        """The workers alive at Spark's standalone master; None while it does not answer."""
+        try:
+            answer = self._get("spark_master_http", "/json/")
+        except requests.RequestException:
+            return None
+        return [w for w in answer.get("workers") or [] if w.get("state") == "ALIVE"]
 
     def kill_applications(self) -> list[str]:
         """Kill every YARN application that has not finished; return their ids."""
@@ -321,13 +373,14 @@ class Stack:
     def addresses(self) -> list[tuple[str, str, str]]:
         """(daemon, node, address) of every daemon's RPC and web endpoints."""
         rows = []
-        for daemon in ALL:
+        for daemon in daemons_of(self.spec):
             for node in self.nodes_for(daemon):
                 for port_name in daemon.ports:
                     host = config.web_host(self.spec, node) if port_name.endswith("_http") else node.address
                     rows.append((daemon.title, node.name,
                                  f"{host}:{config.port(self.spec, node, port_name)} ({port_name.replace('_', ' ')})"))
-        rows.append(("ResourceManager", self.spec.master.name, f"{self.spec.master.address}:8032 (rpc)"))
+        if RESOURCEMANAGER in daemons_of(self.spec):
+            rows.append(("ResourceManager", self.spec.master.name, f"{self.spec.master.address}:8032 (rpc)"))
         return rows
 
 

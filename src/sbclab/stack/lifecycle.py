@@ -125,8 +125,9 @@ def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda 
             if transport.read_text(node, layout.conf_dir / file_name) != text:
                 differs.append(f"{file_name} on {node.name}")
     differs += deploy.differences(transport, stack.record, distribution.installed())
-    if not stack.hdfs_ready(spec.workers) or len(stack.yarn_nodes()) < spec.workers:
-        differs.append("not every DataNode and NodeManager is live")
+    executors_hosts = len(stack.spark_workers() or []) if spec.spark_manager == "standalone" else len(stack.yarn_nodes())
+    if not stack.hdfs_ready(spec.workers) or executors_hosts < spec.workers:
+        differs.append("not every DataNode and NodeManager (or Spark worker) is live")
     if differs:
         raise SbclabError(f"Cluster '{name}' differs from what 'up' would make: {', '.join(differs[:5])}.",
                           f"Apply it with 'sbclab cluster down --name {name}' and 'up' again; the boards keep their data.")
@@ -146,13 +147,21 @@ def status(cluster: Cluster) -> dict:
                                         "used": dn.get("used"), "remaining": dn.get("remaining")})
     except Exception as err:  # noqa: BLE001 - report what is unreachable rather than fail the whole status
         report["problems"].append(f"NameNode did not answer: {err}")
-    try:
-        for n in stack.yarn_nodes():
-            total = n.get("totalResource") or {}
-            report["yarn_nodes"].append({"id": n["id"], "state": n["state"],
-                                         "memory_mb": total.get("memory", n.get("availMemoryMB", 0) + n.get("usedMemoryMB", 0)),
-                                         "vcores": total.get("vCores", n.get("availableVirtualCores", 0) + n.get("usedVirtualCores", 0))})
-    except Exception as err:  # noqa: BLE001
-        report["problems"].append(f"ResourceManager did not answer: {err}")
+    report["spark_manager"] = cluster.spec.spark_manager
+    if cluster.spec.spark_manager == "standalone":
+        workers = stack.spark_workers()
+        if workers is None:
+            report["problems"].append("the Spark master did not answer")
+        report["spark_workers"] = [{"id": w.get("id"), "state": w.get("state"), "memory_mb": w.get("memory"),
+                                    "cores": w.get("cores")} for w in workers or []]
+    else:
+        try:
+            for n in stack.yarn_nodes():
+                total = n.get("totalResource") or {}
+                report["yarn_nodes"].append({"id": n["id"], "state": n["state"],
+                                             "memory_mb": total.get("memory", n.get("availMemoryMB", 0) + n.get("usedMemoryMB", 0)),
+                                             "vcores": total.get("vCores", n.get("availableVirtualCores", 0) + n.get("usedVirtualCores", 0))})
+        except Exception as err:  # noqa: BLE001
+            report["problems"].append(f"ResourceManager did not answer: {err}")
     report["addresses"] = [{"daemon": d, "node": n, "address": a} for d, n, a in stack.addresses()]
     return report

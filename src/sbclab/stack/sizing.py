@@ -54,9 +54,13 @@ def band(memory_bytes: int) -> Band:
     return next(b for b in BANDS if ram_mb <= b.up_to_mb)
 
 
+# Spark's standalone master and workers take the heaps of the YARN daemons they stand in for.
+STANDS_IN_FOR = {"sparkmaster": "resourcemanager", "sparkworker": "nodemanager"}
+
+
 def daemon_heap_mb(daemon_key: str, node: NodeSpec) -> int:
-    """The -Xmx of a Hadoop daemon on this node."""
-    return getattr(band(node.memory_bytes), f"{daemon_key}_heap_mb")
+    """The -Xmx of a Hadoop or Spark daemon on this node."""
+    return getattr(band(node.memory_bytes), f"{STANDS_IN_FOR.get(daemon_key, daemon_key)}_heap_mb")
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,15 @@ def spark_memory(spec: ClusterSpec) -> dict[str, str]:
 # An emulated worker keeps at least this share of its board's RAM: below it, its containers would be
 # sized as those of a board two sizes smaller, and a job's tasks per node would no longer be its board's.
 LEAST_MEMORY_FACTOR = 0.5
+
+
+def spark_standalone_memory(spec: ClusterSpec) -> dict[str, str]:
+    """Executor and driver heaps on Spark's standalone manager, where a worker offers its containers'
+    memory (no NodeManager runs beside it): upstream's 1 GB where it fits, else Spark's least."""
+    offered = min(yarn_share(w)[0] for w in spec.worker_nodes)
+    executor = UPSTREAM_EXECUTOR_MB if UPSTREAM_EXECUTOR_MB <= offered else SMALL_EXECUTOR_MB
+    driver = UPSTREAM_EXECUTOR_MB if band(spec.master.memory_bytes).up_to_mb > BANDS[0].up_to_mb else SMALL_EXECUTOR_MB
+    return {"spark.executor.memory": f"{executor}m", "spark.driver.memory": f"{driver}m"}
 
 
 def check(spec: ClusterSpec, where: str = "") -> None:

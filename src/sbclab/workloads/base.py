@@ -185,7 +185,8 @@ def spark_result(outcome: JobOutcome) -> dict[str, Any]:
 
 def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: list[str],
               needs_examples: bool = False) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
-    """Submit one of sbclab's Spark jobs on YARN; its outcome, result, event-log metrics and event log."""
+    """Submit one of sbclab's Spark jobs (on YARN or the standalone master); its outcome, result,
+    event-log metrics and event log."""
     log = ctx.job_log(run_id, label.replace(" ", "-"))
     conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else None
     outcome = clients.spark_submit(ctx.stack, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, log,
