@@ -4,7 +4,8 @@ one in the seed's layout, written as CSV, recomputed in the report, and only ren
 The 2026 seed's Table 4 (sysbench CPU events/s by threads on an RPi 4B and an RPi 5B) runs on bare
 nodes, so it is the cheapest of the seed's tables that exercises the whole command (with --work 0.1,
 1-second measurements instead of 10); it is circular (the boards' profiles hold the published
-figures), which the output says. Both boards run at one scale factor.
+figures), which the output says. Both boards run at one scale factor. The 2021 seed's Table 8 does
+the same on its 1 GB RPi 3B and 4 GB RPi 4B.
 """
 
 import csv
@@ -17,11 +18,10 @@ from sbclab.results.store import ResultsStore
 from .conftest import NOTHING, leaked
 
 
-def _reproduce(results, *extra) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sbclab.cli", "reproduce", "lee-park-2026", "table4", "--repetitions", "2",
-                           "--work", "0.1", "--idle-baseline", "0",
-                           "--results", str(results), *extra], capture_output=True, text=True, timeout=1200,
-                          env={**os.environ, "COLUMNS": "200"})
+def _reproduce(results, seed="lee-park-2026", table="table4", repetitions=2) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sbclab.cli", "reproduce", seed, table, "--repetitions", str(repetitions),
+                           "--work", "0.1", "--idle-baseline", "0", "--results", str(results)],
+                          capture_output=True, text=True, timeout=1200, env={**os.environ, "COLUMNS": "200"})
 
 
 def test_a_seed_table_is_run_and_set_beside_the_published_one(tmp_path):
@@ -42,4 +42,16 @@ def test_a_seed_table_is_run_and_set_beside_the_published_one(tmp_path):
     again = _reproduce(results)
     assert again.returncode == 0, again.stdout + again.stderr
     assert len(list(ResultsStore(results).runs())) == 4  # stored runs are rendered, not run again
+    assert leaked() == NOTHING
+
+
+def test_the_2021_seeds_rpi_3b_and_4b_run_its_cpu_table(tmp_path):
+    """The 2021 seed's Table 8 on its own boards, a 1 GB RPi 3B and a 4 GB RPi 4B, at one scale."""
+    results = tmp_path / "results"
+    done = _reproduce(results, "lee-oh-park-2021", "table8", repetitions=1)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "4,862.90 | " in done.stdout and "12,109.77 | " in done.stdout  # the seed's 1-thread rows, ours beside
+    runs = list(ResultsStore(results).runs())
+    assert {r.cluster.board for r in runs} == {"rpi3b", "rpi4b-4gb"} and all(r.valid for r in runs)
+    assert len({r.scale.factor for r in runs}) == 1
     assert leaked() == NOTHING

@@ -1,5 +1,6 @@
 """The seeds' small boards on emulated nodes that hold exactly their RAM: Hadoop on 1 GB boards and on
-one 4 GB worker, and bare-node benchmarks on the 512 MB Raspberry Pi B (no YARN at all).
+one 4 GB worker, Spark's standalone manager on 1 GB boards (Hajji & Tso's system), and bare-node
+benchmarks on the 512 MB Raspberry Pi B (no YARN at all).
 
 Each node's memory cgroup is its board's RAM, so a container or daemon sized past it would be killed
 by the kernel; the tests check that no node's OOM killer fired."""
@@ -12,7 +13,7 @@ from sbclab import workloads
 from sbclab.cluster import cgroups, spec as cluster_spec
 from sbclab.experiments.orchestrator import cluster_for
 from sbclab.results.store import ResultsStore
-from sbclab.stack import sizing
+from sbclab.stack import lifecycle, sizing
 
 from .conftest import NOTHING, OVERSUBSCRIBED, leaked, measure, module_cluster, remove_if_left, runner
 
@@ -66,3 +67,22 @@ def test_the_512mb_raspberry_pi_b_runs_sysbench_and_hpl_on_one_node(tmp_path):
         assert linpack.valid and linpack.parameters["ranks_per_node"] == 1 and linpack.result["rmax_gflops"] > 0
         no_oom_kills(cluster)
     assert leaked() == NOTHING
+
+
+def test_spark_standalone_on_two_1gb_boards_runs_wordcount_and_pi(tmp_path):
+    """Hajji & Tso's system: RPi 2B workers (1 GB) with HDFS and Spark's standalone master and workers,
+    no YARN; each worker offers its 512 MB to one executor of Spark's least heap."""
+    with module_cluster("istand", board="rpi2b", storage="microsd", subnet="10.227.0.0/24", cores=OVERSUBSCRIBED,
+                        spark_manager="standalone") as up:
+        status = lifecycle.status(up)
+        assert [w["state"] for w in status["spark_workers"]] == ["ALIVE", "ALIVE"] and not status["yarn_nodes"]
+        assert {row["daemon"] for row in status["addresses"]} == {"NameNode", "DataNode", "Spark master", "Spark worker"}
+        store = tmp_path / "results"
+        count = measure(up, store, "wordcount", "spark", size_bytes=4 * 10**6)
+        estimate = measure(up, store, "pi", "spark", {"maps": 4, "samples_per_map": 5000})
+        for run in (count, estimate):
+            assert run.valid, [c for c in run.validity.checks if not c.passed]
+            assert run.cluster.spark_manager == "standalone"
+            assert run.configuration["spark-defaults"]["spark.master"].startswith("spark://")
+        assert abs(estimate.result["estimate"] - 3.14159) < 0.1
+        no_oom_kills(up)
