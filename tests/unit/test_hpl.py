@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from sbclab.errors import SbclabError
+from sbclab.monitor import measure, phases
 from sbclab.workloads import hpl
 
 OUTPUT = Path(__file__).parent / "fixtures" / "hpl" / "hpccoutf.txt"
@@ -63,3 +64,21 @@ def test_a_failed_residual_check_is_read_as_failed():
 def test_output_without_a_result_row_says_where_to_look():
     with pytest.raises(SbclabError, match="hpccoutf.txt"):
         hpl.parse_output("Begin of HPL section\nEnd of HPL section\n")
+
+
+def test_hpccs_tests_are_phases_and_hpls_asks_for_its_own_energy():
+    """Each test runs from the time hpcc printed before it began to the time printed before it ended."""
+    found = {p["name"]: p for p in phases.hpcc_phases(OUTPUT)}
+    assert {"hpcc PTRANS", "hpcc StarSTREAM", "hpcc LatencyBandwidth", "hpcc HPL"} <= set(found)
+    assert found["hpcc HPL"]["energy"] and not found["hpcc PTRANS"].get("energy")
+    assert found["hpcc LatencyBandwidth"]["end"] <= found["hpcc HPL"]["start"] <= found["hpcc HPL"]["end"]
+
+
+def test_hpls_power_is_its_phases_not_the_whole_suites():
+    """Two nodes at 5 W, then 9 W while HPL ran: HPL's mean power is 18 W, the run's less."""
+    hpl_phase = {"name": "hpcc HPL", "start": 110.0, "end": 120.0, "energy": True}
+    intervals = {n: [(100.0, 110.0, 5.0), (110.0, 120.0, 9.0)] for n in ("worker1", "worker2")}
+    assert measure._phase_energy(hpl_phase, intervals) == []
+    assert hpl_phase["avg_w"] == 18.0 and hpl_phase["energy_j"] == 180.0
+    short = {"name": "hpcc HPL", "start": 110.0, "end": 110.0, "energy": True}
+    assert "less than a second" in measure._phase_energy(short, intervals)[0] and "avg_w" not in short

@@ -81,6 +81,8 @@ def _measurements(cluster: Cluster, engine: str, outcome: JobOutcome, counters: 
             history.result() if history is not None else phases.hadoop_from_history(cluster.stack, hadoop_jobs(outcome)))
         engine_phases += found
     for name, path in logs.items():
+        if name == "hpccoutf.txt" and Path(path).exists():
+            engine_phases += phases.hpcc_phases(Path(path))
         if name.startswith("spark-events/") and Path(path).exists():
             engine_phases += phases.spark_phases(Path(path))
             for host, written in spark_intermediate_by_host(Path(path)).items():

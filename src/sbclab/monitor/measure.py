@@ -135,6 +135,20 @@ def _cluster_power(per_node: dict[str, PowerFigures], intervals: dict[str, list]
                         sources=sources, estimate=any(p.estimate for p in per_node.values()))
 
 
+def _phase_energy(phase: dict, intervals: dict[str, list]) -> list[str]:
+    """The whole cluster's energy and mean power over one phase (HPL's within the hpcc suite), set
+    on the phase; a note where it cannot be had."""
+    seconds = phase["end"] - phase["start"]
+    if seconds < 1:
+        return [f"{phase['name']} lasted less than a second of the clock that timed it: no power of its own"]
+    got = [power.energy(iv, phase["start"], phase["end"]) for iv in intervals.values()]
+    if not got or any(g["energy_j"] is None for g in got):
+        return [f"{phase['name']}: not every node's power covers it"]
+    energy = sum(g["energy_j"] for g in got)
+    phase.update(energy_j=round(energy, 3), avg_w=round(energy / seconds, 4))
+    return []
+
+
 def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec, engine: str | None,
               counters: dict, input_bytes: int | None, engine_phases: list[dict],
               idle_watts: dict[str, float] | None = None, notes: list[str] | None = None,
@@ -201,6 +215,9 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     if raw.emulated:
         notes.append("emulated: the nodes' clock and temperature are this host's, so they are left out per node")
     phases = sorted(engine_phases, key=lambda p: p["start"])
+    for phase in phases:
+        if phase.get("energy"):
+            notes += _phase_energy(phase, intervals)
     for offset_node, offset in raw.clock_offsets.items():
         if abs(offset["offset_s"]) > 1.0:
             notes.append(f"{offset_node}'s clock is {offset['offset_s']:+.2f} s from this host's")

@@ -3,11 +3,15 @@
 - every engine command sbclab ran (job, validation, clean-up), from its start and end marks;
 - Hadoop: job submitted, map phase (first map start to last map end), reduce phase (first reduce
   start, shuffle included, to last reduce end), job finished — from the JobHistory server;
-- Spark: job submitted and finished, and each stage's start and end — from the event log.
+- Spark: job submitted and finished, and each stage's start and end — from the event log;
+- hpcc: each of its tests (PTRANS, STREAM, FFT, the message tests, HPL), from the times it prints
+  as each ends, whole seconds of the clock of the node rank 0 ran on. HPL's phase asks for its own
+  energy, so that Rmax per watt is HPL's and not the whole suite's.
 Times are epoch seconds of the master's clock, which is the clock the samples are aligned to.
 """
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -90,3 +94,31 @@ def spark_phases(event_log: Path) -> list[dict]:
         phases.append({"name": f"stage {stage_id} {stage['name'].split(' at ')[0]}", "start": stage["start"] / 1000,
                        "end": stage["end"] / 1000, "source": "spark event log", "tasks": stage["tasks"]})
     return sorted(phases, key=lambda p: (p["start"], p["end"]))
+
+
+_SECTION = re.compile(r"^(Begin|End) of (\w+) section\.")
+_NOW = re.compile(r"^Current time \((\d+)\)")
+
+
+def hpcc_phases(output: Path) -> list[dict]:
+    """hpcc's tests as phases. It prints the time as each test ends, so a test runs from the time
+    printed before it began to the time printed before it ended."""
+    found, last, began = [], None, {}
+    for line in output.read_text(errors="replace").splitlines():
+        line = line.strip()
+        now = _NOW.match(line)
+        if now:
+            last = int(now.group(1))
+            continue
+        section = _SECTION.match(line)
+        if section is None or last is None:
+            continue
+        edge, name = section.groups()
+        if edge == "Begin":
+            began[name] = last
+        elif name in began and name not in ("Summary",):
+            phase = {"name": f"hpcc {name}", "start": float(began.pop(name)), "end": float(last), "source": "hpcc"}
+            if name == "HPL":
+                phase["energy"] = True
+            found.append(phase)
+    return found
