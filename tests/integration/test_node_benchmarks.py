@@ -115,6 +115,9 @@ def test_web_capacity_steps_until_replies_fall_short(ctx):
     # At the peak the documents themselves crossed the link: rate x 10 KB, within the link's rate.
     peak = capacity.result["peak_rate"]
     assert 0.8 * peak * 10 * 1024 * 8 / 1e6 <= capacity.result["net_mbit_s_at_peak"] <= 1.2 * worker.link_mbit_s
+    # Each step is a phase with the server's CPU over it: the CPU at the peak is that step's.
+    at_peak = [p for p in capacity.measurements.phases if p["name"] == f"web {peak} req/s"]
+    assert at_peak and at_peak[0]["cpu_of"] == worker.name and at_peak[0]["cpu_busy_pct"] is not None
 
 
 def test_busy_threads_each_get_one_virtual_core(ctx, tmp_path):

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from sbclab.errors import SbclabError
+from sbclab.monitor import phases
 from sbclab.workloads import netpipe, storage, web
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -58,3 +59,12 @@ def test_dd_sizes_and_summary_line():
     assert [storage.mebibytes(s) for s in ("100M", "16m", "1G", "512K")] == [100, 16, 1024, 1]
     line = "8388608 bytes (8.4 MB, 8.0 MiB) copied, 0.013904 s, 603 MB/s\n"
     assert storage.dd_mb_s(lambda argv: (0, "", line), ["if=x"]) == pytest.approx(603, rel=0.01)
+
+
+def test_each_step_of_a_web_ramp_is_a_phase_asking_for_its_servers_cpu():
+    result = {"server": "worker1", "peak_rate": 200,
+              "steps": [{"rate": 100, "start": 10.0, "end": 20.0}, {"rate": 200, "start": 20.5, "end": 30.5}]}
+    found = phases.web_steps(result)
+    assert [(p["name"], p["start"], p["end"], p["cpu_of"]) for p in found] == [
+        ("web 100 req/s", 10.0, 20.0, "worker1"), ("web 200 req/s", 20.5, 30.5, "worker1")]
+    assert phases.web_steps({"steps": [{"rate": 100}]}) == []  # a run stored before steps were timed

@@ -73,8 +73,8 @@ def hadoop_jobs(outcome: JobOutcome) -> list[str]:
 
 def _measurements(cluster: Cluster, engine: str, outcome: JobOutcome, counters: dict, input_bytes: int | None,
                   logs: dict[str, Path], recording: RawRecording, idle_baseline: dict | None,
-                  history: Future | None, trimmed: dict[str, int] | None = None):
-    engine_phases = phases.from_commands(recording.commands)
+                  history: Future | None, trimmed: dict[str, int] | None = None, result: dict | None = None):
+    engine_phases = phases.from_commands(recording.commands) + phases.web_steps(result or {})
     notes, engine_by_host, tasks_by_host = [], {}, {}
     if hadoop_jobs(outcome):
         found, engine_by_host, tasks_by_host, notes = (
@@ -121,7 +121,7 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
     measured = None
     if recording is not None:
         measured, series = _measurements(cluster, engine, outcome, counters, input_bytes, extra_logs, recording,
-                                         provenance_.idle_baseline, history, trimmed)
+                                         provenance_.idle_baseline, history, trimmed, result)
         logs["series"] = str(store.write_series(run_id, series).relative_to(store.root))
         measured = measured.model_copy(update={"series": logs["series"]})
     run = RunRecord(

@@ -158,10 +158,11 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     """The run's measurements over its window [start, end], and the series document to store."""
     notes = list(notes or [])
     idle_watts = idle_watts or {}
-    nodes, per_power, intervals, flags, stored = {}, {}, {}, [], {}
+    nodes, per_power, intervals, flags, stored, rows_of = {}, {}, {}, [], {}, {}
     for name, recorded in raw.nodes.items():
         target = recorded["target"]
         rows, gaps = series.build(recorded["samples"], target, raw.interval_s)
+        rows_of[name] = rows
         if raw.emulated:
             _without_host_sensors(rows)
         nodes[name] = node_figures(recorded, rows, gaps, start, end)
@@ -218,6 +219,10 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     for phase in phases:
         if phase.get("energy"):
             notes += _phase_energy(phase, intervals)
+        if phase.get("cpu_of") in rows_of:
+            inside = [r for r in rows_of[phase["cpu_of"]] if r["t"] - r["dt"] < phase["end"] and r["t"] > phase["start"]]
+            busy = _mean([_busy(r) for r in inside])
+            phase["cpu_busy_pct"] = None if busy is None else round(busy, 2)
     for offset_node, offset in raw.clock_offsets.items():
         if abs(offset["offset_s"]) > 1.0:
             notes.append(f"{offset_node}'s clock is {offset['offset_s']:+.2f} s from this host's")

@@ -4,6 +4,7 @@
 - Hadoop: job submitted, map phase (first map start to last map end), reduce phase (first reduce
   start, shuffle included, to last reduce end), job finished — from the JobHistory server;
 - Spark: job submitted and finished, and each stage's start and end — from the event log;
+- httperf: each step of a web-capacity ramp, which asks for its server's CPU over it;
 - hpcc: each of its tests (PTRANS, STREAM, FFT, the message tests, HPL), from the times it prints
   as each ends, whole seconds of the clock of the node rank 0 ran on. HPL's phase asks for its own
   energy, so that Rmax per watt is HPL's and not the whole suite's.
@@ -122,3 +123,11 @@ def hpcc_phases(output: Path) -> list[dict]:
                 phase["energy"] = True
             found.append(phase)
     return found
+
+
+def web_steps(result: dict) -> list[dict]:
+    """Each step of a web-capacity ramp (its result's steps, timed by sbclab), asking for the
+    server's CPU over it: the CPU at the peak rate is that step's, not the whole ramp's."""
+    server = result.get("server")
+    return [{"name": f"web {step['rate']} req/s", "start": step["start"], "end": step["end"], "source": "httperf",
+             "cpu_of": server} for step in result.get("steps") or [] if server and "start" in step]

@@ -118,16 +118,18 @@ class Web(NodeBenchmark):
                 _wait_listening(httperf, server.address)
                 rate = step
                 while rate <= max_rate:
+                    began = time.time()
                     _, out, _ = httperf(["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
                                          "--rate", str(rate), "--num-conns", str(rate * step_seconds), "--timeout", "5"])
-                    figures = {"rate": rate, **parse_httperf(out)}
+                    # Each step's time, so the server's CPU can be read at the peak rate, not over the ramp.
+                    figures = {"rate": rate, "start": round(began, 3), "end": round(time.time(), 3), **parse_httperf(out)}
                     steps.append(figures)
                     if not sustained(figures, rate):
                         break
                     rate += step
             good = [s for s in steps if sustained(s, s["rate"])]
             peak = good[-1] if good else None
-            result = {"doc_size": f"{doc_kb}KB", "peak_rate": peak["rate"] if peak else 0,
+            result = {"doc_size": f"{doc_kb}KB", "server": server.name, "peak_rate": peak["rate"] if peak else 0,
                       "net_mbit_s_at_peak": round(peak["net_kb_s"] * 8 * 1024 / 1e6, 2)
                       if peak and peak["net_kb_s"] else None,
                       "steps": steps,
