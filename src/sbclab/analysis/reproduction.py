@@ -121,6 +121,9 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         return False
     if d.get("board") and d["board"] != run.cluster.board:
         return False
+    if d.get("memory_utilised_pct") is not None and \
+            round(100 * float(run.parameters.get("memory_fraction") or 0)) != int(d["memory_utilised_pct"]):
+        return False  # HPL on another share of the memory solves another problem
     if d.get("storage") and d["storage"] != run.cluster.storage:
         return False
     if not reference.same_stack(p, run.engine, run.versions):

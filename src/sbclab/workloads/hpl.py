@@ -155,13 +155,15 @@ class Hpl(Workload):
         nb = params.get("nb")
         if nb != "sweep" and not (isinstance(nb, int) and nb > 0):
             raise SbclabError(f"nb {nb!r} is not a block size.", "Give a positive integer such as 32, or 'sweep'.")
-        fraction = params.get("memory_fraction")
-        if not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
-            raise SbclabError(f"A memory fraction of {fraction} is not a share of memory.",
-                              "Give R between 0 and 1, e.g. 0.8.")
+        given = params.get("memory_fraction")
+        for fraction in given if isinstance(given, list) and given else [given]:
+            if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+                raise SbclabError(f"A memory fraction of {fraction} is not a share of memory.",
+                                  "Give R between 0 and 1, e.g. 0.8, or a list of them (Baun's 0.7 to 0.95).")
 
     def expand(self, params, nodes):
-        """One run per worker count: the `nodes` asked for, else 1, 2, 4 ... up to every worker."""
+        """One run per worker count (the `nodes` asked for, else 1, 2, 4 ... up to every worker) and
+        memory share (Baun's Table 7 sweeps both)."""
         workers = sum(1 for _, role in nodes if role == "worker")
         counts = params.get("nodes") or [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= workers]
         counts = counts if isinstance(counts, list) else [counts]
@@ -169,7 +171,8 @@ class Hpl(Workload):
             if not isinstance(count, int) or not 1 <= count <= workers:
                 raise SbclabError(f"HPL on {count} node(s) asks for more workers than the cluster's {workers}.",
                                   f"Give counts between 1 and {workers}, or more workers.")
-        return [{**params, "nodes": count} for count in counts]
+        fractions = params["memory_fraction"] if isinstance(params["memory_fraction"], list) else [params["memory_fraction"]]
+        return [{**params, "nodes": count, "memory_fraction": fraction} for fraction in fractions for count in counts]
 
     def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
         """The nodes reachable for MPI with hpcc on them, and the block size: given, or the sweep's best."""
