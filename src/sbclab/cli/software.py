@@ -92,14 +92,16 @@ def calibrate_command(force, workers):
     rows = []
     for r in cluster_spec.shaping(host, workers):
         if "refused" in r:
-            rows.append([r["board"], r["storage"], "-", r["refused"], "", "", "", "", "", ""])
+            rows.append([r["board"], r["storage"], "-", r["refused"], "", "", "", "", "", "", ""])
             continue
         rows.append([r["board"], r["storage"], f"{r['factor']:.3g}", r["limited_by"], f"{r['core_speed']:.3g}",
                      f"{r['cpu_cores']:.3g}", f"{r['disk_read_mb_s']:.3g}/{r['disk_write_mb_s']:.3g}",
-                     f"{r['read_iops']:.0f}/{r['write_iops']:.0f}", f"{r['link_mbit_s']:.3g}", f"{r['memory_gib']:.2f}"])
+                     f"{r['read_iops']:.0f}/{r['write_iops']:.0f}", f"{r['link_mbit_s']:.3g}", f"{r['memory_gib']:.2f}",
+                     f"{r['dirty_mb']:.0f}"])
     console.print(table(f"Shaping of one node in a cluster of master + {workers} workers",
                         ["board", "storage", "factor", "limited by", "host cores per board core", "CPU quota (cores)",
-                         "disk read/write MB/s", "IOPS r/w", "link Mb/s", "memory GiB"], rows))
+                         "disk read/write MB/s", "IOPS r/w", "link Mb/s", "memory GiB",
+                         "dirty MB"], rows))
 
 
 @click.group("data")

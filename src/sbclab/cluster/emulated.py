@@ -20,7 +20,7 @@ import psutil
 
 from .. import profiles
 from ..errors import SbclabError
-from . import cgroups, reaper, system
+from . import cgroups, dirty, reaper, system
 from .local import LocalTransport
 from .spec import NodeSpec
 from .state import ClusterState
@@ -206,6 +206,10 @@ class EmulatedTransport(LocalTransport):
         self.state.record("throttle", device=major_minor)
         cgroups.throttle_device(group, major_minor, int(node.disk_read_bytes_s), int(node.disk_write_bytes_s),
                                 max(1, int(node.disk_read_iops)), max(1, int(node.disk_write_iops)))
+        if node.dirty_bytes and dirty.supported(major_minor):
+            entry = self.state.record("dirty_limit", device=major_minor, previous=None)
+            entry["previous"] = dirty.limit(major_minor, node.dirty_bytes)
+            self.state.save()
 
     @staticmethod
     def _major_minor(device: str) -> str:
@@ -320,6 +324,8 @@ class EmulatedTransport(LocalTransport):
         if kind == "throttle":
             cgroups.unthrottle_device(entry["device"])
             return True
+        if kind == "dirty_limit":
+            return entry.get("previous") is None or dirty.restore(entry["device"], entry["previous"])
         if kind == "mount":
             path = entry["path"]
             if not os.path.ismount(path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import SbclabError
-from . import cgroups, reaper, system
+from . import cgroups, dirty, reaper, system
 from .emulated import EmulatedTransport
 from .inventory import BoardAccess
 from .processes import ProcessesTransport
@@ -149,7 +149,8 @@ def resources_on_host() -> dict[str, frozenset[str]]:
     links = [p for p in Path("/sys/class/net").glob("sb-*")]
     procs = [str(proc.pid) for proc in reaper.mentioning(str(paths.home()) + "/")]
     return {"namespaces": frozenset(map(str, netns)), "mounts": frozenset(mounts), "loop_devices": frozenset(loops),
-            "cgroups": frozenset(map(str, cgroup_dirs)), "links": frozenset(map(str, links)), "processes": frozenset(procs)}
+            "cgroups": frozenset(map(str, cgroup_dirs)), "links": frozenset(map(str, links)), "processes": frozenset(procs),
+            "dirty_limits": dirty.limited_loop_devices()}
 
 
 def leftovers_on_host(besides: dict[str, frozenset[str]] | None = None) -> dict[str, int]:

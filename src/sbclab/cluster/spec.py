@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .. import profiles
+from . import dirty
 from ..errors import SbclabError
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class NodeSpec(BaseModel):
     disk_read_iops: float
     disk_write_iops: float
     link_mbit_s: float
+    # Dirty pages the node may hold before a writer waits for its disk (0: the host kernel's own
+    # limits, as on a real board).
+    dirty_bytes: int = 0
 
 
 class Scale(BaseModel):
@@ -231,6 +235,8 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
             disk_read_iops=medium.read_iops * factor,
             disk_write_iops=medium.write_iops * factor,
             link_mbit_s=b.nic_mbps * factor,
+            # Scaled like the disk's rate, so a board's dirty buffer fills in as long as the board's.
+            dirty_bytes=int(board_memory * dirty.BOARD_DIRTY_RATIO * factor),
         ))
     return ClusterSpec(name=name, backend=backend, preset=preset, board=b.name, storage=medium_profile.name,
                        workers=workers, subnet=subnet if backend == "emulated" else "127.0.0.1/32",
@@ -283,5 +289,5 @@ def shaping(calibration: "HostCalibration", workers: int) -> list[dict]:
                          "cpu_cores": n.cpu_cores, "disk_read_mb_s": n.disk_read_bytes_s / 1e6,
                          "disk_write_mb_s": n.disk_write_bytes_s / 1e6, "read_iops": n.disk_read_iops,
                          "write_iops": n.disk_write_iops, "link_mbit_s": n.link_mbit_s,
-                         "memory_gib": n.memory_bytes / 2**30})
+                         "memory_gib": n.memory_bytes / 2**30, "dirty_mb": n.dirty_bytes / 1e6})
     return rows

@@ -49,6 +49,7 @@ class NodeRecord(BaseModel):
     disk_read_iops: float
     disk_write_iops: float
     link_mbit_s: float
+    dirty_bytes: int = 0  # the node's own dirty-page limit (0: the kernel's, as on a board)
     yarn_memory_mb: int
     yarn_vcores: int
 
