@@ -301,3 +301,26 @@ def test_boards_side_by_side_are_judged_on_their_ratio(tmp_path):
     [one] = [s for s in found.shapes if s.label == "threads 1: rpi5b-oc over rpi5b"]
     assert one.published == pytest.approx(30920.29 / 24699.51) and one.ours.value == pytest.approx(1.25)
     assert one.verdict == "holds"
+
+
+def test_baun_table3_is_the_time_of_ten_thousand_requests_at_the_boards_own_clock(tmp_path):
+    raw = json.loads((RESULTS / "runs" / f"{PI}.json").read_text())
+    runs = []
+    for i, wobble in enumerate((0.99, 1.01)):
+        rate = 10_000 / 440.0 * wobble  # an RPi B at 800 MHz: 10,000 requests in 440 s at any thread count
+        doc = {**raw, "run_id": f"sb-rpi1b-{i}", "workload": "sysbench-cpu", "engine": "node",
+               "parameters": {"node": "worker1", "max_prime": 10000},
+               "result": {"events_per_s": {str(t): rate for t in (1, 2, 4, 8, 16)}},
+               "cluster": {**raw["cluster"], "board": "rpi1b", "storage": "sd-baun", "workers": 1}}
+        path = tmp_path / "runs" / f"{doc['run_id']}.json"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(doc))
+        runs.append(load(path))
+    layout = reproduction.Layout(("board", "host", "clock_ghz"), ("threads",), "sysbench_total_time", ("thread_scaling",))
+    found = reproduction.reproduce("baun2016", "Table 3", layout, runs, circular=True)
+    assert found.at(("rpi1b", None, 0.8), (1,)).ours.mean == pytest.approx(440.0, rel=1e-3)
+    assert found.at(("rpi1b", None, 0.7), (1,)).ours is None  # our RPi B runs at 800 MHz, not at 700
+    assert found.at((None, "odroid-u3", 1.7), (4,)).ours is None and found.at((None, "odroid-u3", 1.7), (4,)).published
+    verdicts = {s.label: s.verdict for s in found.shapes}
+    assert verdicts["rpi1b 0.8: 16 threads over 1"] == "holds"  # one core: more threads only switch
+    assert not any(label.startswith("odroid") for label in verdicts)  # nothing of ours to judge there

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import atomic
+from .. import atomic, profiles
 from ..results.schema import RunRecord
 from ..units import format_size
 from . import breakdown, reference, scaling, stats
@@ -88,6 +88,9 @@ class Reproduction:
         return next((e for e in self.entries if e.row == row and e.column == column), None)
 
 
+SYSBENCH_04_REQUESTS = 10_000
+
+
 def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any]) -> float | None:
     """Our figure of a run in the table's metric and unit; None where sbclab does not measure it."""
     if metric == "wall_time":
@@ -105,6 +108,10 @@ def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any])
     if metric == "sysbench_events_per_s":
         by_threads = run.result.get("events_per_s") or {}
         return by_threads.get(str(dimensions.get("threads"))) or by_threads.get(dimensions.get("threads"))
+    if metric == "sysbench_total_time":
+        # sysbench 0.4 (Baun's) ran 10,000 requests and printed how long they took.
+        events = value_of(run, "sysbench_events_per_s", unit, dimensions)
+        return SYSBENCH_04_REQUESTS / events if events else None
     if metric == "hpl_rmax":
         return run.result.get("rmax_gflops")
     return None
@@ -121,6 +128,9 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         return False
     if d.get("board") and d["board"] != run.cluster.board:
         return False
+    ran_at = profiles.boards().get(run.cluster.board)
+    if d.get("clock_ghz") and ran_at and not math.isclose(ran_at.clock_ghz, float(d["clock_ghz"]), rel_tol=1e-3):
+        return False  # the same board at another clock (Baun's RPi B at 700 and at 800 MHz)
     if d.get("memory_utilised_pct") is not None and \
             round(100 * float(run.parameters.get("memory_fraction") or 0)) != int(d["memory_utilised_pct"]):
         return False  # HPL on another share of the memory solves another problem
@@ -341,12 +351,32 @@ def _board_ratios(found: Reproduction) -> list[Shape]:
     return shapes
 
 
+def _thread_scaling(found: Reproduction) -> list[Shape]:
+    """Each thread count against one thread, row by row: flat on a single core (Baun's RPi B: the extra
+    threads only switch), falling with the cores on a multi-core board."""
+    if "threads" not in found.layout.columns:
+        return []
+    at = found.layout.columns.index("threads")
+    shapes = []
+    for row in found.rows:
+        cells = sorted((e for e in found.entries if e.row == row and e.published.value), key=lambda e: e.column[at])
+        if len(cells) < 2 or not any(e.ours for e in cells):
+            continue
+        base = cells[0]
+        for other in cells[1:]:
+            published = other.published.value / base.published.value
+            ours = stats.ratio(other.ours, base.ours) if other.ours and base.ours else None
+            label = f"{_label(row)}: {other.column[at]} threads over {base.column[at]}"
+            shapes.append(Shape("thread scaling", label, published, ours, *judge(published, ours), row=row))
+    return shapes
+
+
 def _label(values: tuple) -> str:
     return " ".join(str(v) for v in values if v is not None)
 
 
 SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte,
-          "board_ratio": _board_ratios}
+          "board_ratio": _board_ratios, "thread_scaling": _thread_scaling}
 
 
 

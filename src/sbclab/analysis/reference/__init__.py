@@ -180,7 +180,7 @@ def for_cell(workload: str, engine: str, size_bytes: int | None, workers: int, b
 NODE_METRICS = {"sysbench-cpu": "sysbench_events_per_s", "hpl": "hpl_rmax"}
 # Node tables whose published values are the board profiles' own inputs (sysbench events/s): matching
 # them on an emulated cluster is circular. HPL's Rmax is not an input of any profile.
-CIRCULAR_METRICS = {"sysbench_events_per_s", "power", "network_bandwidth", "disk_throughput", "iops"}
+CIRCULAR_METRICS = {"sysbench_events_per_s", "sysbench_total_time", "power", "network_bandwidth", "disk_throughput", "iops"}
 
 
 def node_matches(workload: str, board: str, dimensions: dict[str, Any]) -> list[Published]:
