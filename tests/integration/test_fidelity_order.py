@@ -1,10 +1,13 @@
 """Orderings an emulated node must keep whatever the host: the media's and the boards' ranks of the seeds."""
 
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
-from sbclab.cluster import calibration, nodes, spec, tools
+from sbclab.cluster import calibration, cgroups, nodes, spec, tools
 
 from .conftest import NOTHING, leaked
 
@@ -56,3 +59,38 @@ def test_nvme_beats_microsd_and_pi5_beats_pi4(host):
     assert pi5_nvme["buffered_write_mb_s"] > 2 * pi5_sd["buffered_write_mb_s"], (pi5_nvme, pi5_sd)
     assert pi5_nvme["random_read_iops"] > 1.5 * pi5_sd["random_read_iops"], (pi5_nvme, pi5_sd)
     assert pi5_sd["sysbench_1_thread"] > 1.3 * pi4_sd["sysbench_1_thread"], (pi5_sd, pi4_sd)
+
+
+def test_a_node_buffers_what_its_board_would_and_caches_its_scaled_share(host):
+    """Past its board's dirty buffer (scaled like its disk) a node writes at its medium's rate, not at
+    memory speed; its page cache is held to the scaled share of its free memory, and a process that
+    needs more than that limit gets it instead of being killed."""
+    assert leaked() == NOTHING
+    # A 1 GB RPi 3B: its dirty buffer takes 12 s to drain at its card's rate, an 8 GB Pi 5's 33 s.
+    shaped, node = node_of("dirtysd", "rpi3b", "microsd-evo", "10.224.0.0/24", host, common_factor(host))
+    with nodes.bare(shaped) as transport:
+        on = tools.on_node(transport, node)
+        target = transport.node_disk(node) / "written"
+        size_mb = 5 * node.dirty_bytes // 4 // 2**20
+        started = time.monotonic()
+        status, _, err = on(["dd", "if=/dev/zero", f"of={target}", "bs=1M", f"count={size_mb}", "status=none"])
+        elapsed = time.monotonic() - started
+        assert status == 0, err
+        on(["rm", "-f", str(target)])
+        # Writers are throttled from three quarters of the buffer on, so half of it reaches the card at
+        # its shaped rate before dd returns (at memory speed the whole would take a fraction of a second).
+        assert size_mb * 2**20 / elapsed < 5 * node.disk_write_bytes_s, (size_mb, elapsed, node.disk_write_bytes_s)
+
+        group = cgroups.NodeCgroup(shaped.name, node.name)
+        limit_file = group.memory_dir() / ("memory.limit_in_bytes" if group.version == 1 else "memory.high")
+        limit = int(limit_file.read_text())  # the governor has ticked many times during dd
+        assert limit < node.memory_bytes * min(0.9, 2 * shaped.scale.factor + 0.1), (limit, node.memory_bytes)
+        grow = limit + 256 * 2**20
+        # Joined to the node's memory group only: the node's CPU share would make the allocation itself slow.
+        allocator = subprocess.Popen([sys.executable, "-c", f"input(); b = bytearray({grow}); print(len(b))"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        (group.memory_dir() / "cgroup.procs").write_text(str(allocator.pid))
+        out, _ = allocator.communicate("\n", timeout=120)
+        assert allocator.returncode == 0 and int(out) == grow
+        assert group.oom_kills() == 0
+    assert leaked() == NOTHING

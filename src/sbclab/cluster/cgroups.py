@@ -72,6 +72,9 @@ class NodeCgroup:
             return [ROOT / self.relative]
         return [ROOT / c / self.relative for c in V1_CONTROLLERS if (ROOT / c).is_dir()]
 
+    def memory_dir(self) -> Path:
+        return ROOT / self.relative if self.version == 2 else ROOT / "memory" / self.relative
+
     def procs_files(self) -> list[Path]:
         return [d / "cgroup.procs" for d in self.dirs()]
 

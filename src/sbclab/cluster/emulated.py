@@ -120,6 +120,7 @@ class EmulatedTransport(LocalTransport):
         for node in self.spec.nodes:
             cgroups.NodeCgroup(self.spec.name, node.name).limit_cpu(node.cpu_cores, vcpus=self._board_cores(node))
         self._start_vcpu_balancer()
+        self._start_page_cache_governor()
 
     def _enable_delay_accounting(self) -> None:
         """A node's iowait is its threads' block-I/O delay, which the kernel counts only when asked."""
@@ -180,10 +181,26 @@ class EmulatedTransport(LocalTransport):
         argv = [sys.executable, "-m", "sbclab.cluster.vcpus", "--state", str(self.state.path)]
         for group in groups:
             argv += ["--node-group", str(cgroups.ROOT / "cpu" / group.relative)]
+        self._spawn_host_process(argv, "vcpu-balancer")
+
+    def _start_page_cache_governor(self) -> None:
+        """One governor for the cluster's page caches (see pagecache.py); at full scale there is nothing to scale."""
+        if self.spec.scale.factor >= 1.0:
+            return
+        groups = [cgroups.NodeCgroup(self.spec.name, n.name) for n in self.spec.nodes]
+        argv = [sys.executable, "-m", "sbclab.cluster.pagecache", "--state", str(self.state.path),
+                "--factor", str(self.spec.scale.factor)]
+        if groups[0].version == 2:
+            argv.append("--v2")
+        for node, group in zip(self.spec.nodes, groups):
+            argv += ["--node", f"{group.memory_dir()}:{node.memory_bytes}"]
+        self._spawn_host_process(argv, "page-cache-governor")
+
+    def _spawn_host_process(self, argv: list[str], label: str) -> None:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         self.state.record("process", node="host", pid=proc.pid, create_time=psutil.Process(proc.pid).create_time(),
-                          label="vcpu-balancer")
+                          label=label)
 
     def _create_disk(self, node: NodeSpec) -> None:
         image = self.node_dir(node) / "disk.img"
