@@ -5,7 +5,7 @@ The 2026 seed's Table 4 (sysbench CPU events/s by threads on an RPi 4B and an RP
 nodes, so it is the cheapest of the seed's tables that exercises the whole command (with --work 0.1,
 1-second measurements instead of 10); it is circular (the boards' profiles hold the published
 figures), which the output says. Both boards run at one scale factor. The 2021 seed's Table 8 does
-the same on its 1 GB RPi 3B and 4 GB RPi 4B.
+the same on its 1 GB RPi 3B and 4 GB RPi 4B, and Baun's Table 3 on his RPi B.
 """
 
 import csv
@@ -54,4 +54,22 @@ def test_the_2021_seeds_rpi_3b_and_4b_run_its_cpu_table(tmp_path):
     runs = list(ResultsStore(results).runs())
     assert {r.cluster.board for r in runs} == {"rpi3b", "rpi4b-4gb"} and all(r.valid for r in runs)
     assert len({r.scale.factor for r in runs}) == 1
+    assert leaked() == NOTHING
+
+
+def test_bauns_rpi_b_runs_its_sysbench_table_at_its_own_clock(tmp_path):
+    """Baun's Table 3 on an emulated 800 MHz RPi B: sysbench at --cpu-max-prime=10000 by threads, ours as the
+    total time of sysbench 0.4's 10,000 requests, the 700 MHz row left without ours, one core's flat thread
+    scaling judged."""
+    results = tmp_path / "results"
+    done = _reproduce(results, "baun-2016", "table3", repetitions=1)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "439.68 | " in done.stdout and "circular" in done.stdout
+    runs = list(ResultsStore(results).runs())
+    assert [r.cluster.board for r in runs] == ["rpi1b"] and runs[0].valid
+    assert runs[0].parameters["max_prime"] == 10000 and runs[0].parameters["threads"] == [1, 2, 4, 8, 16]
+    rows = list(csv.DictReader(open(results / "reproduction" / "baun2016-table3.csv")))
+    ours = {(r["clock_ghz"], r["threads"]): r["ours_mean"] for r in rows if r["board"] == "rpi1b"}
+    assert all(ours[("0.8", t)] for t in ("1", "2", "4", "8", "16")) and not any(ours[("0.7", t)] for t in ("1", "16"))
+    assert "16 threads over 1" in done.stdout
     assert leaked() == NOTHING

@@ -11,7 +11,7 @@ from sbclab.analysis import reference, reproduction
 from sbclab.cli import main_group
 from sbclab.errors import SbclabError
 from sbclab.experiments import plan, reproduce
-from sbclab.report import build, html
+from sbclab.report import build, html, plots
 from sbclab.results.store import load
 
 from .test_analysis import RESULTS
@@ -324,3 +324,20 @@ def test_baun_table3_is_the_time_of_ten_thousand_requests_at_the_boards_own_cloc
     verdicts = {s.label: s.verdict for s in found.shapes}
     assert verdicts["rpi1b 0.8: 16 threads over 1"] == "holds"  # one core: more threads only switch
     assert not any(label.startswith("odroid") for label in verdicts)  # nothing of ours to judge there
+
+
+def test_bauns_figures_are_hpl_speedup_and_efficiency_by_memory_share():
+    pi = load(RESULTS / "runs" / f"{PI}.json")
+    cluster = pi.cluster.model_copy(update={"board": "rpi1b", "storage": "sd-baun", "workers": 8})
+    runs = [pi.model_copy(update={"run_id": f"hpl-{nodes}-{i}", "workload": "hpl", "engine": "mpi", "cluster": cluster,
+                                  "result": {"rmax_gflops": rmax * wobble},
+                                  "parameters": {"nodes": nodes, "memory_fraction": 0.7, "nb": 32}})
+            for nodes, rmax in ((1, 0.21), (2, 0.35)) for i, wobble in enumerate((0.99, 1.01))]
+    layout = reproduction.Layout(("memory_utilised_pct",), ("workers",), "hpl_rmax", ("speedup", "efficiency"))
+    found = reproduction.reproduce("baun2016", "Table 7", layout, runs)
+    speedup = next(s for s in found.shapes if s.kind == "speedup" and s.row == (70,) and s.workers == 2)
+    assert speedup.published == pytest.approx(0.355 / 0.209) and speedup.ours.value == pytest.approx(0.35 / 0.21)
+    assert speedup.verdict == "holds"  # Gflops grow with nodes: the speedup is Rmax(n) / Rmax(1)
+    efficiency = next(s for s in found.shapes if s.kind == "efficiency" and s.row == (70,) and s.workers == 2)
+    assert efficiency.published == pytest.approx(0.355 / 0.209 / 2) and efficiency.ours.value == pytest.approx(0.35 / 0.21 / 2)
+    assert plots.reproduction_speedups(found) and plots.reproduction_efficiencies(found)

@@ -240,11 +240,13 @@ def _speedups(found: Reproduction) -> list[Shape]:
         ratio = ratios.pop() if len(ratios) == 1 else None
         fitted = ratio is None or abs(ratio - 1) > 0.01
         times = {int(e.column[at]): e.values for e in cells if e.values}
+        rate = found.layout.metric != "wall_time"  # HPL's Gflops: the speedup is Rmax(n) / Rmax(base)
         for other in cells[1:]:
-            published = base.published.value / other.published.value
+            faster, slower = (other, base) if rate else (base, other)
+            published = faster.published.value / slower.published.value
             label = f"{_label(row)}: {other.column[at]} workers vs {base.column[at]}"
             if not fitted:
-                ours = stats.ratio(base.ours, other.ours) if base.ours and other.ours else None
+                ours = stats.ratio(faster.ours, slower.ours) if base.ours and other.ours else None
                 shapes.append(Shape("speedup", label, published, ours, *judge(published, ours), row=row,
                                     workers=int(other.column[at]), base=int(base.column[at])))
                 continue
@@ -273,6 +275,22 @@ def _speedups(found: Reproduction) -> list[Shape]:
                                 "workers divide", published, ours, verdict,
                                 f"{detail}; fixed + parallel / workers fitted to the seed's cells and to our runs"
                                 + (f", ours at the seed's work ({_fitted_why(ratio)})" if fitted else "")))
+    return shapes
+
+
+def _efficiencies(found: Reproduction) -> list[Shape]:
+    """Parallel efficiency, the speedup per added share of workers: E(n) = S(n) × base / n (Baun's
+    Figure 6). Predictions beyond the workers we ran are not judged, as their speedups are not."""
+    shapes = []
+    for s in _speedups(found):
+        if s.kind != "speedup" or not s.workers or not s.base:
+            continue
+        share = s.base / s.workers
+        ours = s.ours.scaled(share) if s.ours else None
+        published = s.published * share
+        verdict, detail = ("not measurable here", s.detail) if s.predicted else judge(published, ours)
+        shapes.append(Shape("efficiency", s.label.replace(" vs ", " efficiency vs ", 1), published, ours, verdict,
+                            detail, row=s.row, workers=s.workers, base=s.base, predicted=s.predicted))
     return shapes
 
 
@@ -376,7 +394,7 @@ def _label(values: tuple) -> str:
 
 
 SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte,
-          "board_ratio": _board_ratios, "thread_scaling": _thread_scaling}
+          "board_ratio": _board_ratios, "thread_scaling": _thread_scaling, "efficiency": _efficiencies}
 
 
 

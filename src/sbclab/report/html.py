@@ -66,7 +66,8 @@ def render(report: Report) -> str:
         commands=sorted({" ".join(r.command) for r in report.runs}),
         seeds=sorted({raw["citation"] for raw in reference.seeds().values()}),
         tolerance=reproduction.TOLERANCE, num=_num, size=format_size,
-        reproduction_plots=[plots.reproduction_speedups(r) for r in report.reproductions],
+        reproduction_plots=[[p for p in (plots.reproduction_speedups(r), plots.reproduction_efficiencies(r)) if p]
+                            for r in report.reproductions],
         breakdown_parts=breakdown.PARTS)
 
 

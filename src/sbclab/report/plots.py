@@ -283,9 +283,18 @@ def _mark_phases(axes, series: dict, start: float) -> None:
 def reproduction_speedups(found) -> Plot | None:
     """A reproduced table's speedup by worker count: the seed's published points and ours (fitted at
     the seed's work where we ran less of it), with our 95 % intervals and the ideal line."""
+    return _reproduction_curves(found, "speedup")
+
+
+def reproduction_efficiencies(found) -> Plot | None:
+    """A reproduced table's parallel efficiency by worker count (Baun's Figure 6), as the speedup."""
+    return _reproduction_curves(found, "efficiency")
+
+
+def _reproduction_curves(found, kind: str) -> Plot | None:
     rows: dict[tuple, list] = {}
     for shape in found.shapes:
-        if shape.kind == "speedup" and shape.workers:
+        if shape.kind == kind and shape.workers:
             rows.setdefault(shape.row, []).append(shape)
     if not any(s.ours and not s.predicted for shapes in rows.values() for s in shapes):
         return None
@@ -303,22 +312,24 @@ def reproduction_speedups(found) -> Plot | None:
         top = max(top, *xs)
         ax.plot(xs, [1.0] + [s.published for s in shapes], "s--", label=f"{name}: published")
         fitted = any("fitted" in s.label for s in measured)
-        if measured:
-            line = ax.errorbar([base] + [s.workers for s in measured], [1.0] + [s.ours.value for s in measured],
-                               yerr=_error_bars([None] + [_of_shape(x) for x in measured]), marker="o", capsize=4,
-                               label=f"{name}: ours" + (" (fitted at the seed's work)" if fitted else ""))
-            if predicted:
-                last = measured[-1]
-                ax.errorbar([last.workers] + [s.workers for s in predicted],
-                            [last.ours.value] + [s.ours.value for s in predicted],
-                            yerr=_error_bars([None] + [_of_shape(x) for x in predicted]), marker="o", markerfacecolor="white", linestyle=":",
-                            capsize=4, color=line.lines[0].get_color(), label=f"{name}: the model's prediction")
-    ax.plot([1, top], [1, top], "k:", linewidth=1, label="ideal")
+        line = ax.errorbar([base] + [s.workers for s in measured], [1.0] + [s.ours.value for s in measured],
+                           yerr=_error_bars([None] + [_of_shape(x) for x in measured]), marker="o", capsize=4,
+                           label=f"{name}: ours" + (" (fitted at the seed's work)" if fitted else ""))
+        if predicted:
+            last = measured[-1]
+            ax.errorbar([last.workers] + [s.workers for s in predicted],
+                        [last.ours.value] + [s.ours.value for s in predicted],
+                        yerr=_error_bars([None] + [_of_shape(x) for x in predicted]), marker="o", markerfacecolor="white",
+                        linestyle=":", capsize=4, color=line.lines[0].get_color(), label=f"{name}: the model's prediction")
+    if kind == "speedup":
+        ax.plot([1, top], [1, top], "k:", linewidth=1, label="ideal")
+    else:
+        ax.axhline(1.0, color="k", linestyle=":", linewidth=1, label="ideal")
     ax.set_xlabel("workers")
-    ax.set_ylabel("speedup")
+    ax.set_ylabel(kind)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    ax.set_title(f"{found.table}: speedup, published and ours (95 % interval)", fontsize=10)
-    return render_figure(fig, f"{found.seed} {found.table} speedup",
-                         f"Speedup by worker count of {found.table}: the seed's published points and ours")
+    ax.set_title(f"{found.table}: {kind}, published and ours (95 % interval)", fontsize=10)
+    return render_figure(fig, f"{found.seed} {found.table} {kind}",
+                         f"{kind.capitalize()} by worker count of {found.table}: the seed's published points and ours")
