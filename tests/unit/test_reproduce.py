@@ -2,6 +2,7 @@
 
 import csv
 import json
+from types import SimpleNamespace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from sbclab.cli import main_group
 from sbclab.errors import SbclabError
 from sbclab.experiments import plan, reproduce
 from sbclab.report import build, html, plots
+from sbclab.report import nodes as nodes_report
 from sbclab.results.store import load
 
 from .test_analysis import RESULTS
@@ -341,3 +343,18 @@ def test_bauns_figures_are_hpl_speedup_and_efficiency_by_memory_share():
     efficiency = next(s for s in found.shapes if s.kind == "efficiency" and s.row == (70,) and s.workers == 2)
     assert efficiency.published == pytest.approx(0.355 / 0.209 / 2) and efficiency.ours.value == pytest.approx(0.35 / 0.21 / 2)
     assert plots.reproduction_speedups(found) and plots.reproduction_efficiencies(found)
+
+
+def test_the_report_gives_rmax_and_speedup_with_intervals_per_memory_share():
+    pi = load(RESULTS / "runs" / f"{PI}.json")
+    runs = [pi.model_copy(update={"run_id": f"hpl-{share}-{nodes}-{i}", "workload": "hpl", "engine": "mpi",
+                                  "result": {"rmax_gflops": rmax * wobble},
+                                  "parameters": {"nodes": nodes, "memory_fraction": share, "n": 1000 * nodes + int(share * 100),
+                                                 "nb": 32, "p": 1, "q": nodes}})
+            for share, scale in ((0.7, 1.0), (0.8, 1.1)) for nodes, rmax in ((1, 0.2 * scale), (2, 0.34 * scale))
+            for i, wobble in enumerate((0.98, 1.02))]
+    report = SimpleNamespace(runs=runs)
+    rows = {(r["memory share"], r["nodes"]): r for r in nodes_report.hpl_rows(report)}
+    assert rows[("80%", 2)]["speedup"] == pytest.approx(1.7)  # over the 1-node run of its own share
+    low, high = (float(x) for x in rows[("70%", 1)]["Rmax 95 %"].split("–"))
+    assert low < 0.2 < high and rows[("70%", 2)]["speedup 95 %"] != "—"

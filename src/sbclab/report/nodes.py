@@ -6,6 +6,7 @@ averaged; every row names its runs."""
 
 import statistics
 
+from ..analysis import stats
 from ..analysis.cells import status
 from ..results.schema import RunRecord
 from .build import Report
@@ -104,21 +105,32 @@ def hpl_watts(run) -> float | None:
     return m.cluster_power.avg_w if m.cluster_power else None
 
 
+def _interval(e) -> str:
+    return f"{e.ci_low:.3g}–{e.ci_high:.3g}" if e is not None and e.ci_low is not None else "—"
+
+
 def hpl_rows(report: Report) -> list[dict]:
+    """Rmax by node count, per memory share (another share solves another N), with its 95 % interval
+    over the repetitions, and the speedup over the fewest nodes of the same share with its own."""
     rows = []
-    groups = _by(_counted(report, "hpl"), lambda r: (r.parameters["nodes"], r.parameters["n"], r.parameters["nb"]))
-    base = None
-    for (nodes, n, nb), runs in sorted(groups.items()):
-        rmax = _mean(r.result.get("rmax_gflops") for r in runs)
+    groups = _by(_counted(report, "hpl"), lambda r: (r.parameters.get("memory_fraction") or 0, r.parameters["nodes"],
+                                                     r.parameters["n"], r.parameters["nb"]))
+    bases: dict = {}
+    for (share, nodes, n, nb), runs in sorted(groups.items()):
+        values = [r.result["rmax_gflops"] for r in runs if r.result.get("rmax_gflops")]
+        rmax = stats.estimate(values) if values else None
         watts = _mean(hpl_watts(r) for r in runs)
-        if base is None and rmax:
-            base = (nodes, rmax)
-        rows.append({"nodes": nodes, "N": n, "NB": nb, "P x Q": f"{runs[0].parameters['p']} x {runs[0].parameters['q']}",
-                     "n": len(runs), "time s": _mean(r.result.get("hpl_seconds") for r in runs), "Rmax Gflops": rmax,
-                     "speedup": round(rmax / base[1], 3) if rmax and base and base[0] < nodes else (1.0 if rmax else None),
+        base = bases.setdefault(share, (nodes, rmax)) if rmax else None
+        speedup = stats.ratio(rmax, base[1]) if rmax and base and base[0] < nodes else None
+        rows.append({"memory share": f"{share:.0%}" if share else "—", "nodes": nodes, "N": n, "NB": nb,
+                     "P x Q": f"{runs[0].parameters['p']} x {runs[0].parameters['q']}",
+                     "n": len(runs), "time s": _mean(r.result.get("hpl_seconds") for r in runs),
+                     "Rmax Gflops": round(rmax.mean, 4) if rmax else None, "Rmax 95 %": _interval(rmax),
+                     "speedup": round(speedup.value, 3) if speedup else (1.0 if rmax else None),
+                     "speedup 95 %": _interval(speedup),
                      "Rpeak here Gflops": _mean(r.result.get("rpeak_here_gflops") for r in runs),
                      "efficiency": _mean(r.result.get("efficiency") for r in runs),
-                     "Mflops per W": round(rmax * 1000 / watts, 2) if rmax and watts else None,
+                     "Mflops per W": round(rmax.mean * 1000 / watts, 2) if rmax and watts else None,
                      "runs": " ".join(r.run_id for r in runs)})
     return rows
 
