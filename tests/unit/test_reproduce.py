@@ -358,3 +358,4 @@ def test_the_report_gives_rmax_and_speedup_with_intervals_per_memory_share():
     assert rows[("80%", 2)]["speedup"] == pytest.approx(1.7)  # over the 1-node run of its own share
     low, high = (float(x) for x in rows[("70%", 1)]["Rmax 95 %"].split("–"))
     assert low < 0.2 < high and rows[("70%", 2)]["speedup 95 %"] != "—"
+    assert [p.title for p in nodes_report.plots(report)] == ["HPL Rmax"]  # drawn with its intervals

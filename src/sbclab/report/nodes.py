@@ -109,20 +109,31 @@ def _interval(e) -> str:
     return f"{e.ci_low:.3g}–{e.ci_high:.3g}" if e is not None and e.ci_low is not None else "—"
 
 
-def hpl_rows(report: Report) -> list[dict]:
-    """Rmax by node count, per memory share (another share solves another N), with its 95 % interval
-    over the repetitions, and the speedup over the fewest nodes of the same share with its own."""
-    rows = []
+def _hpl_cells(report: Report) -> list[tuple[tuple, list[RunRecord], "stats.Estimate | None"]]:
+    """HPL's runs by memory share (another share solves another N), nodes, N and NB, with Rmax's estimate."""
     groups = _by(_counted(report, "hpl"), lambda r: (r.parameters.get("memory_fraction") or 0, r.parameters["nodes"],
                                                      r.parameters["n"], r.parameters["nb"]))
-    bases: dict = {}
-    for (share, nodes, n, nb), runs in sorted(groups.items()):
+    cells = []
+    for key, runs in sorted(groups.items()):
         values = [r.result["rmax_gflops"] for r in runs if r.result.get("rmax_gflops")]
-        rmax = stats.estimate(values) if values else None
+        cells.append((key, runs, stats.estimate(values) if values else None))
+    return cells
+
+
+def _share(fraction: float) -> str:
+    return f"{fraction:.0%}" if fraction else "—"
+
+
+def hpl_rows(report: Report) -> list[dict]:
+    """Rmax by node count, per memory share, with its 95 % interval over the repetitions, and the
+    speedup over the fewest nodes of the same share with its own."""
+    rows = []
+    bases: dict = {}
+    for (share, nodes, n, nb), runs, rmax in _hpl_cells(report):
         watts = _mean(hpl_watts(r) for r in runs)
         base = bases.setdefault(share, (nodes, rmax)) if rmax else None
         speedup = stats.ratio(rmax, base[1]) if rmax and base and base[0] < nodes else None
-        rows.append({"memory share": f"{share:.0%}" if share else "—", "nodes": nodes, "N": n, "NB": nb,
+        rows.append({"memory share": _share(share), "nodes": nodes, "N": n, "NB": nb,
                      "P x Q": f"{runs[0].parameters['p']} x {runs[0].parameters['q']}",
                      "n": len(runs), "time s": _mean(r.result.get("hpl_seconds") for r in runs),
                      "Rmax Gflops": round(rmax.mean, 4) if rmax else None, "Rmax 95 %": _interval(rmax),
@@ -193,6 +204,22 @@ def plots(report: Report) -> list[Plot]:
         right.set_yscale("log")
         fig.suptitle("NetPIPE: TCP and MPI (Baun 2016, Fig. 3)", fontsize=10)
         out.append(render_figure(fig, "NetPIPE", "NetPIPE throughput and latency by message size, TCP and MPI"))
+    hpl = [(key, rmax) for key, _, rmax in _hpl_cells(report) if rmax]
+    if hpl:
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        for share in dict.fromkeys(key[0] for key, _ in hpl):
+            points = [(key[1], rmax) for key, rmax in hpl if key[0] == share]
+            below = [e.mean - e.ci_low if e.ci_low is not None else 0 for _, e in points]
+            above = [e.ci_high - e.mean if e.ci_high is not None else 0 for _, e in points]
+            ax.errorbar([nodes for nodes, _ in points], [e.mean for _, e in points], yerr=[below, above], marker="o",
+                        capsize=4, label=f"memory share {_share(share)}")
+        ax.set_xlabel("nodes")
+        ax.set_ylabel("Rmax (Gflops)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        ax.set_title("HPL Rmax by node count, mean and 95 % interval (Baun 2016, Table 7)", fontsize=10)
+        out.append(render_figure(fig, "HPL Rmax", "HPL's Rmax by node count and memory share, with 95 % intervals"))
     rows = web_rows(report)
     if rows:
         fig, ax = plt.subplots(figsize=(6, 3.6))
