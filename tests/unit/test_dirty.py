@@ -32,7 +32,6 @@ def test_a_device_gone_with_its_cluster_needs_nothing_restored(tmp_path, monkeyp
 
 
 def test_a_refused_limit_says_what_to_do_and_leaves_the_device_as_it_was(bdi):
-    (bdi / "max_bytes").chmod(0o444)
     (bdi / "max_bytes").unlink()
     (bdi / "max_bytes").mkdir()  # writing a directory fails as a read-only sysfs file would
     with pytest.raises(SbclabError, match="dirty pages"):

@@ -343,6 +343,9 @@ def test_bauns_figures_are_hpl_speedup_and_efficiency_by_memory_share():
     efficiency = next(s for s in found.shapes if s.kind == "efficiency" and s.row == (70,) and s.workers == 2)
     assert efficiency.published == pytest.approx(0.355 / 0.209 / 2) and efficiency.ours.value == pytest.approx(0.35 / 0.21 / 2)
     assert plots.reproduction_speedups(found) and plots.reproduction_efficiencies(found)
+    figure6 = reproduction.reproduce("baun2016", "Table 7", reproduction.Layout(layout.rows, layout.columns, layout.metric, ("efficiency",)), runs)
+    assert [s.kind for s in figure6.shapes if s.row == (70,) and s.workers == 2] == ["efficiency"]
+    assert next(s for s in figure6.shapes if s.row == (70,)).ours.value == pytest.approx(efficiency.ours.value)
 
 
 def test_the_report_gives_rmax_and_speedup_with_intervals_per_memory_share():

@@ -128,8 +128,8 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         return False
     if d.get("board") and d["board"] != run.cluster.board:
         return False
-    ran_at = profiles.boards().get(run.cluster.board)
-    if d.get("clock_ghz") and ran_at and not math.isclose(ran_at.clock_ghz, float(d["clock_ghz"]), rel_tol=1e-3):
+    if d.get("clock_ghz") and (ran_at := profiles.boards().get(run.cluster.board)) and \
+            not math.isclose(ran_at.clock_ghz, float(d["clock_ghz"]), rel_tol=1e-3):
         return False  # the same board at another clock (Baun's RPi B at 700 and at 800 MHz)
     if d.get("memory_utilised_pct") is not None and \
             round(100 * float(run.parameters.get("memory_fraction") or 0)) != int(d["memory_utilised_pct"]):
@@ -281,8 +281,9 @@ def _speedups(found: Reproduction) -> list[Shape]:
 def _efficiencies(found: Reproduction) -> list[Shape]:
     """Parallel efficiency, the speedup per added share of workers: E(n) = S(n) × base / n (Baun's
     Figure 6). Predictions beyond the workers we ran are not judged, as their speedups are not."""
+    speedups = [s for s in found.shapes if s.kind == "speedup"] or _speedups(found)  # Figure 6 alone: not yet made
     shapes = []
-    for s in _speedups(found):
+    for s in speedups:
         if s.kind != "speedup" or not s.workers or not s.base:
             continue
         share = s.base / s.workers
@@ -359,14 +360,17 @@ def _board_ratios(found: Reproduction) -> list[Shape]:
         cells = [e for e in found.entries if e.column == column and e.published.value]
         if len(cells) < 2:
             continue
-        base = cells[0]
-        for other in cells[1:]:
-            published = other.published.value / base.published.value
-            ours = stats.ratio(other.ours, base.ours) if other.ours and base.ours else None
-            named = " ".join(f"{d} {v}" for d, v in zip(found.layout.columns, column) if v is not None)
-            label = f"{named}: {other.row[at]} over {base.row[at]}".strip()
-            shapes.append(Shape("board ratio", label, published, ours, *judge(published, ours)))
+        named = " ".join(f"{d} {v}" for d, v in zip(found.layout.columns, column) if v is not None)
+        shapes += [_over_first("board ratio", f"{named}: {other.row[at]} over {cells[0].row[at]}".strip(), other, cells[0])
+                   for other in cells[1:]]
     return shapes
+
+
+def _over_first(kind: str, label: str, other: Entry, base: Entry, row: tuple = ()) -> Shape:
+    """One cell's figure over its group's first, published and ours, judged."""
+    published = other.published.value / base.published.value
+    ours = stats.ratio(other.ours, base.ours) if other.ours and base.ours else None
+    return Shape(kind, label, published, ours, *judge(published, ours), row=row)
 
 
 def _thread_scaling(found: Reproduction) -> list[Shape]:
@@ -380,12 +384,8 @@ def _thread_scaling(found: Reproduction) -> list[Shape]:
         cells = sorted((e for e in found.entries if e.row == row and e.published.value), key=lambda e: e.column[at])
         if len(cells) < 2 or not any(e.ours for e in cells):
             continue
-        base = cells[0]
-        for other in cells[1:]:
-            published = other.published.value / base.published.value
-            ours = stats.ratio(other.ours, base.ours) if other.ours and base.ours else None
-            label = f"{_label(row)}: {other.column[at]} threads over {base.column[at]}"
-            shapes.append(Shape("thread scaling", label, published, ours, *judge(published, ours), row=row))
+        shapes += [_over_first("thread scaling", f"{_label(row)}: {other.column[at]} threads over {cells[0].column[at]}",
+                               other, cells[0], row) for other in cells[1:]]
     return shapes
 
 

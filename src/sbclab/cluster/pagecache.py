@@ -68,10 +68,14 @@ class NodeCache:
     factor: float
     v2: bool = False
     released_until: float = 0.0
+    killer_on: bool = True  # the kernel's OOM killer for this node (cgroup v1's memory.oom_control)
 
     def start(self) -> None:
-        if not self.v2:
-            _write(self.group / "memory.oom_control", 1)
+        self._killer(False)
+
+    def _killer(self, on: bool) -> None:
+        if not self.v2 and on != self.killer_on and _write(self.group / "memory.oom_control", int(not on)):
+            self.killer_on = on
 
     def tick(self, now: float) -> bool:
         if not self.group.exists():
@@ -88,7 +92,7 @@ class NodeCache:
                 # Out of memory at the board's size: the kernel kills as it would on the board. (A
                 # thread woken by the raised limit may not have run yet on a small CPU share, so only
                 # a node really full is let go.)
-                _write(self.group / "memory.oom_control", 0)
+                self._killer(True)
             self._set(self.node_memory)
             return True
         if now < self.released_until:
@@ -102,8 +106,7 @@ class NodeCache:
             mapped_or_shared = stat.get("total_mapped_file", 0) + stat.get("total_shmem", 0)
             pinned = stat.get("total_dirty", 0) + stat.get("total_writeback", 0)
         held = max(0, usage - cache) + mapped_or_shared
-        if not self.v2:
-            _write(self.group / "memory.oom_control", 1)
+        self._killer(False)
         self._set(cache_limit(held, pinned, self.node_memory, self.factor))
         return True
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .. import profiles
-from . import dirty
 from ..errors import SbclabError
+from . import dirty
 
 if TYPE_CHECKING:
     from .calibration import HostCalibration

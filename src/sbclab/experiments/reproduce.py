@@ -3,6 +3,7 @@ can run of each: worker counts it cannot hold are refused with the reason, and o
 cluster the seed's data sizes are scaled down by the experiment's one scale factor, so a run takes
 about as long here as the seed's took on its boards and the ratios between sizes are kept."""
 
+import copy
 import functools
 import math
 from dataclasses import dataclass, field
@@ -132,7 +133,8 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
     backend = "ssh" if on_boards else (backend or default_backend())
     raws = []
     for board_name in (table.boards or (board or seed_.board,)):
-        raw = {**table.experiment, "name": f"{seed_.names[0]} {table.key}",
+        # A copy: the table's experiment is the cached seed data, shared by tables that name the same runs.
+        raw = {**copy.deepcopy(table.experiment), "name": f"{seed_.names[0]} {table.key}",
                "cluster": {**(table.experiment or {}).get("cluster", {}), "name": "repro", "board": board_name,
                            **({} if on_boards else {"backend": backend})},
                "repetitions": repetitions}

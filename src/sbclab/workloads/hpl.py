@@ -133,6 +133,11 @@ def rpeak_gflops(clock_ghz: float, cores: int, flops_per_cycle: float, nodes: in
     return clock_ghz * cores * flops_per_cycle * nodes
 
 
+def _as_list(value) -> list:
+    """A parameter given once or as a list (a sweep)."""
+    return value if isinstance(value, list) else [value]
+
+
 class Hpl(Workload):
     """HPL on the first `nodes` workers, one rank per core (engine 'mpi'). `nb: sweep` first tries
     each block size of Baun's sweep on a quarter of the problem, each trial stored as a run, and
@@ -156,7 +161,7 @@ class Hpl(Workload):
         if nb != "sweep" and not (isinstance(nb, int) and nb > 0):
             raise SbclabError(f"nb {nb!r} is not a block size.", "Give a positive integer such as 32, or 'sweep'.")
         given = params.get("memory_fraction")
-        for fraction in given if isinstance(given, list) and given else [given]:
+        for fraction in _as_list(given) or [given]:  # an empty list is refused as no share at all
             if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
                 raise SbclabError(f"A memory fraction of {fraction} is not a share of memory.",
                                   "Give R between 0 and 1, e.g. 0.8, or a list of them (Baun's 0.7 to 0.95).")
@@ -166,13 +171,13 @@ class Hpl(Workload):
         memory share (Baun's Table 7 sweeps both)."""
         workers = sum(1 for _, role in nodes if role == "worker")
         counts = params.get("nodes") or [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= workers]
-        counts = counts if isinstance(counts, list) else [counts]
+        counts = _as_list(counts)
         for count in counts:
             if not isinstance(count, int) or not 1 <= count <= workers:
                 raise SbclabError(f"HPL on {count} node(s) asks for more workers than the cluster's {workers}.",
                                   f"Give counts between 1 and {workers}, or more workers.")
-        fractions = params["memory_fraction"] if isinstance(params["memory_fraction"], list) else [params["memory_fraction"]]
-        return [{**params, "nodes": count, "memory_fraction": fraction} for fraction in fractions for count in counts]
+        return [{**params, "nodes": count, "memory_fraction": fraction}
+                for fraction in _as_list(params["memory_fraction"]) for count in counts]
 
     def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
         """The nodes reachable for MPI with hpcc on them, and the block size: given, or the sweep's best."""
