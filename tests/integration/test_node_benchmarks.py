@@ -49,8 +49,10 @@ def test_cpu_storage_network_and_power_figures_are_stored(ctx):
     cpu = run(ctx, "sysbench-cpu", "node", node=worker.name, threads=[1, 4, 8], seconds=2)
     events = cpu.result["events_per_s"]
     assert set(events) == {"1", "4", "8"} and all(v > 0 for v in events.values())
-    # The shape of the seeds' Table 4: four cores give about four times one, eight threads no more.
-    assert events["4"] > 2.5 * events["1"] and events["8"] < 1.3 * events["4"]
+    # The shape of the seeds' Table 4: four cores give several times one (all four on one virtual core would give
+    # 1x), eight threads no more. The first 2-second runs after bring-up reach 2.7-2.8x on this host, later ones
+    # 3.5x (docs/notes.md); bench/fidelity.py measures the ratio itself.
+    assert events["4"] > 2.2 * events["1"] and events["8"] < 1.3 * events["4"]
 
     disk = run(ctx, "storage", "node", node=worker.name, size="16M", records=["4k", "16m"], seconds=1)
     assert set(disk.result["mb_s"]) == {"seq-read", "seq-write", "rand-read", "rand-write"}

@@ -52,6 +52,17 @@ def test_busy_threads_sharing_a_core_are_separated(node, fake_kernel):
     assert [len(p) for p in placement(node)] == [1, 1, 1, 1]
 
 
+def test_threads_born_on_one_core_are_spread_at_the_next_tick(node, fake_kernel):
+    (node / "vcpu0" / "tasks").write_text("1\n")  # sysbench's main thread
+    balancer = vcpus.NodeBalancer(node)
+    fake_kernel.update({1: 5})
+    balancer.tick()
+    (node / "vcpu0" / "tasks").write_text("1\n20\n21\n22\n23\n")  # its four workers, born on its core
+    fake_kernel.update({20: 0, 21: 0, 22: 0, 23: 0})
+    balancer.tick()  # no history of theirs yet: placed all the same
+    assert sorted(len(p) for p in placement(node)) == [1, 1, 1, 2]
+
+
 def test_idle_threads_stay_where_they_are(node, fake_kernel):
     (node / "vcpu0" / "tasks").write_text("1\n2\n")
     balancer = vcpus.NodeBalancer(node)

@@ -5,7 +5,8 @@ full host core's speed. Under cgroup v1 threads can sit in different groups, so 
 group has one child per board core, each with quota = core speed × scale factor, and this
 balancer places every thread of the node in one of them: new threads go to the least loaded
 core, and every tick the busiest threads are spread over the cores by longest-processing-time
-first, the way a scheduler balances run queues. Threads a busy thread creates start on its core.
+first, the way a scheduler balances run queues. Threads a thread creates start on its core and are
+placed by the next tick.
 
 Runs as one process per cluster, started at `cluster up`, stopped at `cluster down`; it exits by
 itself when the cluster's groups disappear.
@@ -54,6 +55,10 @@ class NodeBalancer:
             if used is not None:
                 now[tid] = used
         busy = {tid: now[tid] - self.last[tid] for tid in now if tid in self.last and now[tid] > self.last[tid]}
+        # Threads born since the last tick sit on their parent's core (sysbench's four workers all on
+        # one): they are placed now, not after a tick of history, which cost short runs a quarter of
+        # their threads' time.
+        arriving = [tid for tid in placement if tid not in self.last] if self.last else []
         self.last = now
         load = [0] * len(cores)
         # Busiest first, each to the least loaded core; staying put wins ties, so nothing churns.
@@ -65,11 +70,12 @@ class NodeBalancer:
                 _move(tid, cores[best])
                 placement[tid] = best
         counts = [0] * len(cores)
-        for i in placement.values():
-            counts[i] += 1
-        for tid in _tids(self.node_group):  # threads of processes that just joined the node
+        for tid, i in placement.items():
+            counts[i] += tid not in arriving
+        for tid in arriving + _tids(self.node_group):  # and threads of processes that just joined the node
             best = min(range(len(cores)), key=lambda i: (load[i], counts[i]))
-            _move(tid, cores[best])
+            if placement.get(tid) != best:
+                _move(tid, cores[best])
             counts[best] += 1
         return True
 
