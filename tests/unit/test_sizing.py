@@ -90,13 +90,20 @@ def test_a_standalone_clusters_spark_defaults_name_its_master_and_every_core():
     assert values["spark.executor.memory"] == "512m"
 
 
-def test_the_spark_manager_keys_a_cell_only_when_it_is_not_yarn():
+def test_the_spark_manager_layout_and_runtime_key_a_cell_only_when_they_are_not_the_first_ones():
     raw = {"workloads": ["pi"], "engines": ["spark"], "repetitions": 1}
     yarn = model.cells(model.parse(raw))[0]
+    later = ("spark_manager", "layout", "runtime")
+    digest = json_digest({k: v for k, v in yarn.model_dump().items() if k not in later})
+    assert yarn.key == digest, "the cells stored before the dimensions keep their keys"
     standalone = model.cells(model.parse({**raw, "cluster": {"spark_manager": "standalone"}}))[0]
-    digest = json_digest({k: v for k, v in yarn.model_dump().items() if k != "spark_manager"})
-    assert yarn.key == digest, "the cells stored before the dimension keep their keys"
     assert standalone.key != yarn.key and standalone.spark_manager == "standalone"
+    swept = model.cells(model.parse({**raw, "layouts": ["separate-master", "master-is-worker"],
+                                     "runtimes": ["native", "container"]}))
+    assert len({c.key for c in swept}) == 4 and len({c.shape for c in swept}) == 4
+    assert yarn.key in {c.key for c in swept}
+    assert "master-is-worker container" in next(c for c in swept if c.layout != "separate-master"
+                                                and c.runtime == "container").label()
 
 
 def json_digest(fields: dict) -> str:

@@ -122,3 +122,40 @@ def test_random_writes_the_loop_devices_cannot_deliver_are_said_to_be_the_hosts(
     shaped = sum(n.disk_write_iops for n in s.nodes)
     assert f"about 2,000 IOPS in all, {2000 / shaped:.0%} of the" in s.scale.note
     assert s.scale.factor == build(calibration=calibrated, **nvme).scale.factor  # labelled, not rescaled
+
+
+def test_a_master_that_is_a_worker_is_one_of_the_workers_and_keeps_its_daemons_beside_its_containers():
+    combined = build(layout="master-is-worker", board="rpi4b-4gb", storage="microsd-evo")
+    separate = build(board="rpi4b-4gb", storage="microsd-evo")
+    assert [n.name for n in combined.nodes] == ["master", "worker1"]
+    assert combined.workers == 2 and [n.name for n in combined.worker_nodes] == ["master", "worker1"]
+    assert combined.master.runs_tasks and not separate.master.runs_tasks
+    # Two boards share the host instead of three, so each gets more of it.
+    assert combined.scale.factor == pytest.approx(separate.scale.factor * 3 / 2, rel=1e-3)
+    master_mb, _ = sizing.yarn_share(combined.master)
+    worker_mb, _ = sizing.yarn_share(combined.worker_nodes[1])
+    assert 0 < master_mb < worker_mb and sizing.yarn_share(separate.master) == (0, 0)
+    alone = build(layout="master-is-worker", workers=1, board="rpi4b-4gb", storage="microsd-evo")
+    assert [n.name for n in alone.nodes] == ["master"] and alone.worker_nodes == [alone.master]
+
+
+def test_a_desktop_master_is_shaped_to_its_own_profile_beside_board_workers():
+    s = build(layout="desktop-master", board="rpi4b-4gb", storage="microsd-evo")
+    assert s.master.board == spec.DESKTOP_MASTER and s.master.storage == spec.DESKTOP_MASTER_STORAGE
+    assert {w.board for w in s.worker_nodes} == {"rpi4b-4gb"} and s.board == "rpi4b-4gb"
+    # 6 desktop cores and 2 x 4 Pi cores on a 2-core host, one factor for all of them.
+    assert s.scale.factor == pytest.approx(2 / 14, rel=1e-3)
+    assert s.master.cpu_cores == pytest.approx(6 * s.scale.factor, rel=1e-3)
+    assert s.master.memory_bytes == 2 * s.worker_nodes[0].memory_bytes
+    assert "master desktop-i5-9600k" in s.scale.note and "never measured in an desktop-i5-9600k" in s.scale.note
+
+
+@pytest.mark.parametrize("kw, words", [
+    (dict(layout="side-by-side"), "Choose one of: separate-master"),
+    (dict(master_board="desktop-i5-9600k"), "desktop-master layout"),
+    (dict(layout="desktop-master", master_board="nope"), "Unknown board profile"),
+])
+def test_bad_layouts_are_refused_with_advice(kw, words):
+    with pytest.raises(SbclabError) as err:
+        build(**kw)
+    assert words in err.value.message + err.value.hint

@@ -31,8 +31,9 @@ def of_run(run: RunRecord) -> Breakdown | None:
     first, last = min(p["start"] for p in work), max(p["end"] for p in work)
     parts = {"client start": min(submitted) - command["start"], "to first task": first - min(submitted),
              "tasks": last - first, "wind-down": command["end"] - last}
+    task_nodes = {n.name for n in run.cluster.task_nodes}
     busy = [n.cpu_busy_pct_mean for name, n in m.nodes.items()
-            if name.startswith("worker") and n.cpu_busy_pct_mean is not None]
+            if name in task_nodes and n.cpu_busy_pct_mean is not None]
     return Breakdown({k: max(0.0, v) for k, v in parts.items()}, fmean(busy) if busy else None)
 
 

@@ -9,7 +9,7 @@ not comparable, and a table that holds several says so.
 import json
 from dataclasses import dataclass, field
 
-from ..results.schema import RunRecord
+from ..results.schema import ClusterShape, RunRecord
 from ..units import format_size
 from .stats import Estimate, estimate, spread_warning
 
@@ -59,6 +59,12 @@ def size_of(run: RunRecord) -> int | None:
     return int(size) if size else None
 
 
+def setup_of(cluster: ClusterShape) -> str:
+    """The cluster's choices that differ from the first clusters sbclab made, in a few words."""
+    chosen = (cluster.spark_manager, cluster.layout, cluster.runtime)
+    return " ".join(value for value in chosen if value not in ("yarn", "separate-master", "native"))
+
+
 @dataclass(frozen=True, order=True)
 class CellKey:
     workload: str
@@ -70,6 +76,9 @@ class CellKey:
     preset: str
     cluster: str
     parameters: str = ""
+    # How the cluster was set up, where not as every cluster before these choices: Spark's
+    # standalone manager, the master's layout, containers ("" for YARN, a master of its own, native).
+    setup: str = ""
 
     @classmethod
     def of(cls, run: RunRecord) -> "CellKey":
@@ -82,13 +91,14 @@ class CellKey:
         workers = int(run.parameters.get("nodes") or run.cluster.workers)
         return cls(run.workload, run.engine, size_of(run) or 0, workers, run.cluster.board,
                    run.cluster.storage, run.cluster.preset, cluster_identity(run),
-                   json.dumps(extra, sort_keys=True) if extra else "")
+                   json.dumps(extra, sort_keys=True) if extra else "", setup_of(run.cluster))
 
     def label(self, with_cluster: bool = False) -> str:
         """The cell in one line; with_cluster names the cluster too, which a table holding runs of
         several clusters needs (their cells otherwise read the same) and a table of one does not."""
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
         text = f"{self.workload}/{self.engine}{size} {self.workers}w {self.board}/{self.storage} {self.preset}"
+        text += f" {self.setup}" if self.setup else ""
         return f"{text} [{self.cluster}]" if with_cluster else text
 
     @property

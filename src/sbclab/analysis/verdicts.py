@@ -105,7 +105,7 @@ def _uneven(tasks: dict[str, int], cpu: dict[str, float]) -> str | None:
 def verdict(run: RunRecord, series: dict | None = None) -> Verdict:
     """The run's bottleneck; with its stored series, judged over the job's own phases."""
     m = run.measurements
-    workers = [w.name for w in run.cluster.nodes if w.role == "worker"]
+    workers = [w.name for w in run.cluster.task_nodes]
     nodes = {n: f for n, f in (m.nodes.items() if m else []) if n in workers and f.scope == "node"}
     if not nodes:
         return Verdict("unknown", "No per-node samples were stored for this run, so no bottleneck can be named.", {})

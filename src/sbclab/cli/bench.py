@@ -53,11 +53,13 @@ class Matrix:
     repetitions: int | None
     name: str | None
     backend: str | None
+    layouts: str | None
+    runtimes: str | None
 
     def over(self, raw: dict) -> dict:
         flags = {"workloads": names(self.workloads), "engines": names(self.engines), "workers": self.workers,
                  "sizes": names(self.sizes), "storage": names(self.storage), "presets": names(self.presets),
-                 "repetitions": self.repetitions}
+                 "repetitions": self.repetitions, "layouts": names(self.layouts), "runtimes": names(self.runtimes)}
         raw = {**raw, **{k: v for k, v in flags.items() if v is not None}}
         cluster = raw.get("cluster") or {}
         if not isinstance(cluster, dict):
@@ -78,16 +80,20 @@ matrix_options = bundle(Matrix, [
     click.option("--repetitions", type=click.IntRange(1, 1000), help="Runs per cell (default 5)."),
     click.option("--name", help="Cluster name."),
     click.option("--backend", type=click.Choice(cluster_spec.BACKENDS), default=None),
+    click.option("--layouts", help=f"Where the master's daemons run, comma-separated: {', '.join(cluster_spec.LAYOUTS)}."),
+    click.option("--runtimes", help="native, container or both: the nodes' processes directly or in OCI containers."),
 ], "matrix")
 
 
 def show_shapes(found: plan.Plan) -> None:
     """Each cluster shape with the scale it runs at and what limits that scale."""
     rows = []
-    for (storage, preset, workers), spec in found.specs.items():
-        own = found.own_scales.get((storage, preset, workers), spec.scale)
+    for shape, spec in found.specs.items():
+        storage, preset, workers, layout, runtime = shape
+        own = found.own_scales.get(shape, spec.scale)
         emulated = spec.backend == "emulated"
-        rows.append([f"{workers} x {spec.board}/{spec.storage}", preset,
+        setup = " ".join(v for v in (layout, runtime) if v not in ("separate-master", "native"))
+        rows.append([f"{workers} x {spec.board}/{spec.storage}" + (f" {setup}" if setup else ""), preset,
                      f"{spec.scale.factor:.4g}" if emulated else "1 (real nodes)" if spec.backend == "ssh" else "-",
                      f"{spec.scale.memory_factor:.3g}" if emulated else "-",
                      f"{own.factor:.4g} ({own.limited_by})" if emulated else "-"])

@@ -90,17 +90,19 @@ class Shape:
     timeout: float
     scale_factor: float | None
     spark_manager: str
+    layout: str
+    master_board: str | None
 
     def settings(self, knobs: tuple[str, ...] = ()) -> ClusterSettings:
         return ClusterSettings(name=self.name, board=self.board, backend=self.backend, subnet=self.subnet,
                                disk_size=self.disk_size, scale=self.scale_factor, timeout_s=self.timeout,
-                               knobs=list(knobs), spark_manager=self.spark_manager)
+                               knobs=list(knobs), spark_manager=self.spark_manager, master_board=self.master_board)
 
 
 shape_options = bundle(Shape, [
     click.option("--name", default="lab", show_default=True, help="Cluster name; several clusters can coexist."),
     click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
-                 help="Number of worker nodes (a master is always added)."),
+                 help="Number of worker nodes (a master is added, unless it is a worker too: --layout)."),
     click.option("--profile", "board", default="rpi5b", show_default=True,
                  help="Board profile of every node (see 'sbclab profiles list')."),
     click.option("--storage", default="nvme", show_default=True, help="Storage medium profile of every node."),
@@ -120,6 +122,11 @@ shape_options = bundle(Shape, [
     click.option("--spark-manager", type=click.Choice(["yarn", "standalone"]), default="yarn", show_default=True,
                  help="What runs Spark's executors: YARN, or Spark's standalone master and workers over HDFS "
                       "(no YARN, so no MapReduce; what 1 GB boards can hold)."),
+    click.option("--layout", type=click.Choice(cluster_spec.LAYOUTS), default="separate-master", show_default=True,
+                 help="Where the master's daemons run: a board of their own, the first worker (the master counts as "
+                      "one of --workers), or a desktop (--master-profile) beside the board workers."),
+    click.option("--master-profile", "master_board", default=None,
+                 help=f"The desktop-master layout's master (default {cluster_spec.DESKTOP_MASTER})."),
 ], "shape")
 
 

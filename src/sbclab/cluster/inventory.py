@@ -108,8 +108,9 @@ class Inventory(BaseModel):
         return [h for h in self.hosts if h.role == "worker"]
 
     def first_workers(self, count: int) -> "Inventory":
-        """The master and the first `count` workers, as listed: the boards a smaller cell runs on."""
-        if not 1 <= count <= len(self.workers):
+        """The master and the first `count` workers, as listed: the boards a smaller cell runs on
+        (none beside a master that is a worker too)."""
+        if not 0 <= count <= len(self.workers):
             raise SbclabError(f"{self.source} has {len(self.workers)} worker(s); {count} were asked for.",
                               "Use worker counts the inventory has, or add boards to it.")
         return self.model_copy(update={"hosts": (self.master, *self.workers[:count])})

@@ -7,7 +7,8 @@ Three kinds, by where the change lives:
 - board knobs (pcie-gen3, overclock) are lines in a Pi's firmware configuration, written by
   `sbclab knobs apply` over SSH between marker comments (so they are found and reverted exactly)
   and taking effect at the next boot;
-- master-separate is how every sbclab cluster is laid out (the master is a node of its own).
+- master-separate is the cluster's layout (`--layout`): the master on a node of its own, unless it is
+  laid out as a worker too (master-is-worker).
 Every run records the knobs its cluster had (results/schema.py ClusterShape.knobs).
 """
 
@@ -53,7 +54,7 @@ KNOBS = (
          "long jobs lose the C2 compiler's peak speed and the ResourceManager does four times the heartbeat work: "
          "for teaching and tests on tiny data, not for measurements"),
     Knob("master-separate", "keep the master's daemons on a board of their own, not on a worker",
-         "inventory: a master host that is not also a worker", "the inventory", False,
+         "the cluster's layout: separate-master or desktop-master, not master-is-worker", "--layout", False,
          "Lee, Oh & Park 2021 (29 % less I/O traffic, 42.2 % less memory on the workers)"),
 )
 
@@ -184,12 +185,13 @@ def apply_on_board(conn, name: str, revert: bool = False) -> str:
 
 def of_cluster(state) -> dict[str, list[str]]:
     """Each knob the cluster has -> the nodes it is on: the spec's cluster knobs on every node, the
-    master on a node of its own wherever nodes are separate machines or namespaces, and the firmware
+    master on a node of its own wherever nodes are separate machines or namespaces and it runs no
+    tasks, and the firmware
     knobs found on the boards."""
     spec = state.spec
     everyone = [n.name for n in spec.nodes]
     found = {name: everyone for name in spec.knobs}
-    if spec.backend != "processes":
+    if spec.backend != "processes" and not spec.master.runs_tasks:
         found["master-separate"] = [spec.master.name]
     for node, names in state.info.board_knobs.items():
         for name in names:

@@ -9,7 +9,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from .. import profiles
 from ..errors import SbclabError
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from .inventory import Inventory
 
 BACKENDS = ("emulated", "processes")
+LAYOUTS = ("separate-master", "master-is-worker", "desktop-master")
+RUNTIMES = ("native", "container")
 _NAME = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 
 
@@ -28,6 +30,9 @@ class NodeSpec(BaseModel):
 
     name: str
     role: Literal["master", "worker"]
+    # Whether it runs a DataNode and a NodeManager (or Spark worker): every worker, and the master
+    # in the master-is-worker layout.
+    runs_tasks: bool
     address: str
     board: str
     storage: str
@@ -43,6 +48,14 @@ class NodeSpec(BaseModel):
     # Dirty pages the node may hold before a writer waits for its disk (0: the host kernel's own
     # limits, as on a real board).
     dirty_bytes: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tasks_follow_the_role(cls, data):
+        # Nodes stored before layouts were chosen ran tasks exactly when they were workers.
+        if isinstance(data, dict) and "runs_tasks" not in data:
+            return {**data, "runs_tasks": data.get("role") == "worker"}
+        return data
 
 
 class Scale(BaseModel):
@@ -89,6 +102,12 @@ class ClusterSpec(BaseModel):
     # What runs Spark's executors: YARN's NodeManagers, or Spark's own standalone master and workers
     # (Hajji & Tso's cluster: HDFS and Spark, no YARN).
     spark_manager: Literal["yarn", "standalone"] = "yarn"
+    # Where the master's daemons run (the 2021 seed's "Separate" and "Combined", and its desktop
+    # master): on a board of their own, on a board that is also a worker, or on a desktop.
+    layout: Literal[LAYOUTS] = "separate-master"
+    # Whether each node's processes run on it directly or inside an OCI container on it (Hajji &
+    # Tso's native and Docker), cluster/containers.py.
+    runtime: Literal[RUNTIMES] = "native"
 
     @property
     def master(self) -> NodeSpec:
@@ -96,7 +115,8 @@ class ClusterSpec(BaseModel):
 
     @property
     def worker_nodes(self) -> list[NodeSpec]:
-        return [n for n in self.nodes if n.role == "worker"]
+        """The nodes that store blocks and run tasks (the master too when it is also a worker)."""
+        return [n for n in self.nodes if n.runs_tasks]
 
     def node(self, name: str) -> NodeSpec:
         for n in self.nodes:
@@ -154,12 +174,40 @@ def core_speed(board: "profiles.Board", calibration: "HostCalibration | None") -
     return events / host, f"sysbench --cpu-max-prime={board.sysbench.max_prime}: board {events:.6g}, host {host:.6g} events/s per core"
 
 
+# The seeds' desktop master (lee2021 Table 5) and its disk: a desktop's SSD sits on PCIe or SATA; no
+# seed measured it, so the NVMe drive's slowest known figures stand in (and the spec's note says so).
+DESKTOP_MASTER = "desktop-i5-9600k"
+DESKTOP_MASTER_STORAGE = "nvme-p31-gen3"
+
+
+def _node_kinds(layout: str, workers: int, board: str, storage: str, master_board: str | None,
+                master_storage: str | None) -> list[tuple["profiles.Board", "profiles.Storage"]]:
+    """(board, medium) of each node, the master first: a master of its own, one that is also the
+    first worker, or a desktop master beside `workers` boards."""
+    if layout not in LAYOUTS:
+        raise SbclabError(f"Unknown cluster layout '{layout}'.", f"Choose one of: {', '.join(LAYOUTS)}.")
+    if (master_board or master_storage) and layout != "desktop-master":
+        raise SbclabError(f"A master board or medium of its own is for the desktop-master layout, not {layout}.",
+                          "Give layout desktop-master, or leave the master's board and medium out.")
+    worker = profiles.check_pair(board, profiles.resolve_storage(storage))
+    if layout == "master-is-worker":
+        return [worker] * workers
+    if layout == "desktop-master":
+        master = profiles.check_pair(master_board or DESKTOP_MASTER,
+                                     profiles.resolve_storage(master_storage or DESKTOP_MASTER_STORAGE))
+        return [master] + [worker] * workers
+    return [worker] * (workers + 1)
+
+
 def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str = "rpi5b",
           storage: str = "nvme", workers: int = 2, subnet: str = "10.213.0.0/24",
           disk_bytes: int = DEFAULT_DISK_BYTES, cores: int | None = None,
           memory_bytes: int | None = None, calibration: "HostCalibration | None" = None,
-          scale_factor: float | None = None, memory_factor: float | None = None) -> ClusterSpec:
-    """A master and `workers` workers of one board and medium, scaled to fit this host.
+          scale_factor: float | None = None, memory_factor: float | None = None,
+          layout: str = "separate-master", master_board: str | None = None,
+          master_storage: str | None = None) -> ClusterSpec:
+    """A master and `workers` workers of one board and medium (in the master-is-worker layout, the
+    master is one of them; in desktop-master, it is a desktop), scaled to fit this host.
 
     With a host calibration, one factor is the largest that lets every node have its profile's
     CPU (in host cores), sequential disk bandwidth, 4 KB IOPS and link rate at once:
@@ -170,87 +218,95 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
         raise SbclabError(f"Unknown backend '{backend}'.", f"Choose one of: {', '.join(BACKENDS)}.")
     if not 1 <= workers <= 64:
         raise SbclabError(f"{workers} workers is out of range.", "Give between 1 and 64 workers.")
-    b, medium_profile = profiles.check_pair(board, profiles.resolve_storage(storage))
-    medium = medium_profile.figures_on(b.io_like or b.name)
+    kinds = _node_kinds(layout, workers, board, storage, master_board, master_storage)
+    b, medium_profile = kinds[-1]
+    figures = [m.figures_on(k.io_like or k.name) for k, m in kinds]
+    speeds = {k.name: core_speed(k, calibration) for k, _ in kinds}
+    speed, speed_note = speeds[b.name]
 
-    count = workers + 1
     have_cores = cores or host_cores()
     have_memory = memory_bytes or host_memory_bytes()
-    speed, speed_note = core_speed(b, calibration)
-    limits = {"cpu": have_cores / (b.cores * speed * count)}
+    limits = {"cpu": have_cores / sum(k.cores * speeds[k.name][0] for k, _ in kinds)}
     if calibration is not None:
         disk = calibration.disk
-        limits["disk write"] = disk.seq_write_mb_s / (medium.seq_write * count)
-        limits["disk read"] = disk.seq_read_mb_s / (medium.seq_read * count)
-        limits["disk IOPS"] = min(disk.rand_read_iops / (medium.read_iops * count),
-                                  disk.rand_write_iops / (medium.write_iops * count))
+        limits["disk write"] = disk.seq_write_mb_s / sum(f.seq_write for f in figures)
+        limits["disk read"] = disk.seq_read_mb_s / sum(f.seq_read for f in figures)
+        limits["disk IOPS"] = min(disk.rand_read_iops / sum(f.read_iops for f in figures),
+                                  disk.rand_write_iops / sum(f.write_iops for f in figures))
         if calibration.veth_mbps:
-            limits["network"] = calibration.veth_mbps / (b.nic_mbps * count)
+            limits["network"] = calibration.veth_mbps / sum(k.nic_mbps for k, _ in kinds)
     limited_by = min(limits, key=limits.get)
     factor = min(1.0, limits[limited_by])
+    shape = f"{len(kinds)} nodes of {board}/{storage}" + (f" and a {kinds[0][0].name} master"
+                                                          if layout == "desktop-master" else "")
     if scale_factor is not None:
         # A fixed factor lets clusters of different boards be compared on one scale.
         if not 0 < scale_factor <= factor:
             raise SbclabError(f"A scale factor of {scale_factor:g} is more than this host can give "
-                              f"{count} x {board}/{storage} (at most {factor:.4g}, limited by {limited_by}).",
+                              f"{shape} (at most {factor:.4g}, limited by {limited_by}).",
                               f"Give --scale {factor:.4g} or less, or fewer workers.")
         factor = scale_factor
-    board_memory = int(b.ram_gib * 2**30)
-    memory_fits = min(1.0, (have_memory - HOST_RESERVED_BYTES) / (board_memory * count))
+    board_memory = [int(k.ram_gib * 2**30) for k, _ in kinds]
+    memory_fits = min(1.0, (have_memory - HOST_RESERVED_BYTES) / sum(board_memory))
     if memory_factor is not None and not 0 < memory_factor <= memory_fits:
         raise SbclabError(f"A memory factor of {memory_factor:g} is more than this host can give "
-                          f"{count} x {board} (at most {memory_fits:.4g}).", "Give fewer workers.")
+                          f"{shape} (at most {memory_fits:.4g}).", "Give fewer workers.")
     memory_factor = memory_factor if memory_factor is not None else memory_fits
-    note = speed_note
-    host_board = b.io_like or b.name
-    if not medium_profile.measured_on(host_board):
-        note = (f"{note}; " if note else "") + (
-            f"{medium_profile.name} was never measured in an {host_board}: the slowest figures it has in another board "
-            "stand in for them.")
+    notes = [speed_note] if speed_note else []
+    if layout == "desktop-master":
+        master_kind = kinds[0][0]
+        notes.append(f"master {master_kind.name}: {speeds[master_kind.name][1]}")
+    for k, m in {(k.name, m.name): (k, m) for k, m in kinds}.values():
+        host_board = k.io_like or k.name
+        if not m.measured_on(host_board):
+            notes.append(f"{m.name} was never measured in an {host_board}: the slowest figures it has in another "
+                         "board stand in for them.")
     loop = calibration.disk.loop_rand_write_iops if calibration is not None else None
-    shaped = medium.write_iops * factor * count
+    shaped = sum(f.write_iops for f in figures) * factor
     if loop and loop < shaped:
-        note = (f"{note} " if note else "") + (
+        notes.append(
             f"4 KB random writes: this host's loop-mounted node disks deliver about {loop:,.0f} IOPS in all, "
             f"{loop / shaped:.0%} of the {shaped:,.0f} the nodes are shaped to, so random-write rates are the host's "
             "limit there, not the board's.")
-    node_memory = int(board_memory * memory_factor)
     scale = Scale(factor=round(factor, 6), memory_factor=round(memory_factor, 6), host_cores=have_cores,
                   host_memory_bytes=have_memory, calibrated=calibration is not None, core_speed=round(speed, 6),
-                  limited_by=limited_by if factor < 1 else "nothing", note=note,
+                  limited_by=limited_by if factor < 1 else "nothing", note="; ".join(notes),
                   host_calibration=calibration.host_key if calibration else None)
 
-    addresses = _addresses(backend, subnet, count)
+    addresses = _addresses(backend, subnet, len(kinds))
     nodes = []
-    for i, address in enumerate(addresses):
-        role = "master" if i == 0 else "worker"
+    for i, ((k, m), medium, memory, address) in enumerate(zip(kinds, figures, board_memory, addresses)):
         nodes.append(NodeSpec(
             name="master" if i == 0 else f"worker{i}",
-            role=role, address=address, board=b.name, storage=medium_profile.name,
-            cpu_cores=round(b.cores * speed * factor, 4),
-            memory_bytes=node_memory,
+            role="master" if i == 0 else "worker", runs_tasks=i > 0 or layout == "master-is-worker",
+            address=address, board=k.name, storage=m.name,
+            cpu_cores=round(k.cores * speeds[k.name][0] * factor, 4),
+            memory_bytes=int(memory * memory_factor),
             disk_bytes=disk_bytes,
             disk_read_bytes_s=medium.seq_read * 1e6 * factor,
             disk_write_bytes_s=medium.seq_write * 1e6 * factor,
             disk_read_iops=medium.read_iops * factor,
             disk_write_iops=medium.write_iops * factor,
-            link_mbit_s=b.nic_mbps * factor,
+            link_mbit_s=k.nic_mbps * factor,
             # Scaled like the disk's rate, so a board's dirty buffer fills in as long as the board's.
-            dirty_bytes=int(board_memory * dirty.BOARD_DIRTY_RATIO * factor),
+            dirty_bytes=int(memory * dirty.BOARD_DIRTY_RATIO * factor),
         ))
     return ClusterSpec(name=name, backend=backend, preset=preset, board=b.name, storage=medium_profile.name,
                        workers=workers, subnet=subnet if backend == "emulated" else "127.0.0.1/32",
-                       nodes=tuple(nodes), scale=scale)
+                       nodes=tuple(nodes), scale=scale, layout=layout)
 
 
 def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "stock",
-                   expose_web_uis: bool = False) -> ClusterSpec:
+                   expose_web_uis: bool = False, layout: str = "separate-master") -> ClusterSpec:
     """Real boards as the inventory lists them, each given its whole profile (no scaling); their web
-    UIs on loopback unless expose_web_uis.
+    UIs on loopback unless expose_web_uis. The master is a board of its own, one that is also a
+    worker (master-is-worker), or whatever the inventory's master is (a desktop: desktop-master).
 
     The cluster's board and storage are the workers' (the first worker's when they differ), which is
     what a run's cell is keyed on."""
     _check_name(name)
+    if layout not in LAYOUTS:
+        raise SbclabError(f"Unknown cluster layout '{layout}'.", f"Choose one of: {', '.join(LAYOUTS)}.")
     nodes = []
     for host in inventory.hosts:
         b, medium_profile = profiles.check_pair(host.board, profiles.resolve_storage(host.storage))
@@ -258,16 +314,16 @@ def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "
         memory = int(b.ram_gib * 2**30)
         nodes.append(NodeSpec(
             name=host.name, role=host.role, address=host.address, board=b.name, storage=medium_profile.name,
-            cpu_cores=float(b.cores), memory_bytes=memory, disk_bytes=0,
+            runs_tasks=host.role == "worker" or layout == "master-is-worker", cpu_cores=float(b.cores), memory_bytes=memory, disk_bytes=0,
             disk_read_bytes_s=medium.seq_read * 1e6, disk_write_bytes_s=medium.seq_write * 1e6,
             disk_read_iops=medium.read_iops, disk_write_iops=medium.write_iops, link_mbit_s=b.nic_mbps))
-    first = next(n for n in nodes if n.role == "worker")
+    first = next((n for n in nodes if n.role == "worker"), nodes[0])
     scale = Scale(factor=1.0, memory_factor=1.0, host_cores=sum(int(n.cpu_cores) for n in nodes),
                   host_memory_bytes=sum(n.memory_bytes for n in nodes), limited_by="nothing",
                   note=f"real boards from {inventory.source}")
     return ClusterSpec(name=name, backend="ssh", preset=preset, board=first.board, storage=first.storage,
-                       workers=sum(n.role == "worker" for n in nodes), subnet="inventory", nodes=tuple(nodes),
-                       scale=scale, web_uis="cluster" if expose_web_uis else "loopback")
+                       workers=sum(n.runs_tasks for n in nodes), subnet="inventory", nodes=tuple(nodes),
+                       scale=scale, web_uis="cluster" if expose_web_uis else "loopback", layout=layout)
 
 
 def shaping(calibration: "HostCalibration", workers: int) -> list[dict]:

@@ -21,10 +21,10 @@ def _cluster(settings: ClusterSettings) -> dict[str, Any]:
 
 
 def main_job(cluster: ClusterSettings, storage: str, preset: str, workers: int, size_bytes: int, repetitions: int,
-             pi_maps: int, pi_samples: int, monitor: MonitorSettings) -> Experiment:
+             pi_maps: int, pi_samples: int, monitor: MonitorSettings, layout: str = "separate-master") -> Experiment:
     """TeraSort on Hadoop (its TeraGen input made first, TeraValidate after) and Pi on Spark."""
     return parse({
-        "name": "main job", "cluster": _cluster(cluster), "workloads": ["terasort", "pi"],
+        "name": "main job", "cluster": _cluster(cluster), "workloads": ["terasort", "pi"], "layouts": [layout],
         "engines_of": {"terasort": ["hadoop"], "pi": ["spark"]}, "workers": [workers], "sizes": [size_bytes],
         "storage": [storage], "presets": [preset], "repetitions": repetitions,
         "parameters": {"pi": {"maps": pi_maps, "samples_per_map": pi_samples}},

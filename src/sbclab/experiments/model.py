@@ -7,14 +7,16 @@ does only the rest.
 """
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import workloads as registry
+from ..cluster.spec import DESKTOP_MASTER, DESKTOP_MASTER_STORAGE, LAYOUTS, RUNTIMES
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
@@ -55,6 +57,9 @@ class ClusterSettings(BaseModel):
     knobs: list[str] = Field(default_factory=list, description="cluster knobs (crc-off, fstrim)")
     spark_manager: Literal["yarn", "standalone"] = Field(
         "yarn", description="what runs Spark's executors: YARN, or Spark's standalone master and workers (no YARN)")
+    master_board: str | None = Field(None, description=f"the desktop-master layout's master (default {DESKTOP_MASTER})")
+    master_storage: str | None = Field(None, description="the desktop-master layout's medium "
+                                       f"(default {DESKTOP_MASTER_STORAGE})")
     settings: dict[Literal[SETTINGS_FILES], dict[str, str]] = Field(
         default_factory=dict, description="stack properties set over the preset, by file: {hdfs-site: {dfs.blocksize: ...}}")
 
@@ -92,6 +97,8 @@ class Experiment(BaseModel):
     sizes: list[Size] = [64 * 10**6]
     storage: list[str] = ["nvme"]
     presets: list[str] = ["paper"]
+    layouts: list[Literal[LAYOUTS]] = Field(["separate-master"], description="where the master's daemons run")
+    runtimes: list[Literal[RUNTIMES]] = Field(["native"], description="nodes' processes natively or in containers")
     repetitions: int = Field(5, ge=1, le=1000)
     parameters: dict[str, dict[str, Any]] = {}
     between_runs: BetweenRuns = BetweenRuns()
@@ -127,8 +134,11 @@ class Experiment(BaseModel):
             if unknown:
                 raise ValueError(f"unknown parameter(s) {', '.join(sorted(map(str, unknown)))} for {name}; "
                                  f"it takes {', '.join(sorted(allowed))}")
-        if not self.workloads or not self.workers or not self.sizes or not self.storage or not self.presets:
-            raise ValueError("workloads, workers, sizes, storage and presets each need at least one entry")
+        if not all((self.workloads, self.workers, self.sizes, self.storage, self.presets, self.layouts, self.runtimes)):
+            raise ValueError("workloads, workers, sizes, storage, presets, layouts and runtimes each need at least one entry")
+        if (self.cluster.master_board or self.cluster.master_storage) and "desktop-master" not in self.layouts:
+            raise ValueError("cluster.master_board and master_storage are for the desktop-master layout; "
+                             "add it to layouts or leave them out")
         if self.engines is not None and not self.engines:
             raise ValueError("engines needs at least one entry, or none at all for each workload's own")
         for name in self.workloads:
@@ -163,26 +173,35 @@ class Cell(BaseModel):
     parameters: dict[str, Any]
     repetition: int
     spark_manager: str = "yarn"
+    layout: str = "separate-master"
+    runtime: str = "native"
+
+    # Dimensions added after runs were stored, with the value every earlier run had.
+    LATER_DIMENSIONS: ClassVar[dict[str, str]] = {"spark_manager": "yarn", "layout": "separate-master",
+                                                  "runtime": "native"}
 
     @property
     def key(self) -> str:
         """A digest of everything that defines the run, the repetition included. A dimension added
         later enters it only when it differs from what every earlier run had, so their keys hold."""
         defining = self.model_dump()
-        if defining["spark_manager"] == "yarn":
-            del defining["spark_manager"]
+        for name, earlier in self.LATER_DIMENSIONS.items():
+            if defining[name] == earlier:
+                del defining[name]
         canonical = json.dumps(defining, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:20]
 
     @property
-    def shape(self) -> tuple[str, str, int]:
-        return (self.storage, self.preset, self.workers)
+    def shape(self) -> "Shape":
+        return (self.storage, self.preset, self.workers, self.layout, self.runtime)
 
     def label(self) -> str:
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
         where = f" on {self.parameters['node']}" if isinstance(self.parameters.get("node"), str) else ""
-        return (f"{self.workload}/{self.engine}{where} {self.workers}w {self.board}/{self.storage} {self.preset}{size} "
-                f"#{self.repetition}")
+        extra = "".join(f" {getattr(self, name)}" for name, earlier in self.LATER_DIMENSIONS.items()
+                        if name != "spark_manager" and getattr(self, name) != earlier)
+        return (f"{self.workload}/{self.engine}{where} {self.workers}w {self.board}/{self.storage} {self.preset}{size}"
+                f"{extra} #{self.repetition}")
 
     def as_record(self) -> dict[str, Any]:
         return {"key": self.key, **self.model_dump()}
@@ -213,12 +232,16 @@ def parse(raw: dict[str, Any], where: str = "the experiment") -> Experiment:
         raise SbclabError(f"{where}: {err.message}", err.hint) from err
 
 
-NodeNames = Callable[[int], list[tuple[str, str]]]
+NodeNames = Callable[[int, str], list[tuple[str, str]]]
+# A cluster brought up once for all its cells: storage, preset, workers, layout, runtime.
+Shape = tuple[str, str, int, str, str]
 
 
-def default_node_names(workers: int) -> list[tuple[str, str]]:
-    """(name, role) of a cluster sbclab makes: the master, then worker1, worker2 ..."""
-    return [("master", "master"), *((f"worker{i}", "worker") for i in range(1, workers + 1))]
+def default_node_names(workers: int, layout: str = "separate-master") -> list[tuple[str, str]]:
+    """(name, role) of a cluster sbclab makes: the master, then worker1, worker2 ... (one fewer when
+    the master is a worker too)."""
+    boards = workers - 1 if layout == "master-is-worker" else workers
+    return [("master", "master"), *((f"worker{i}", "worker") for i in range(1, boards + 1))]
 
 
 def cells(experiment: Experiment, node_names: NodeNames = default_node_names) -> list[Cell]:
@@ -226,25 +249,25 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
     repetition, workload and engine, so repetitions of one cell are spread over the experiment's time.
     The concurrent mix, when asked for, runs on the last shape."""
     out = []
-    for storage in experiment.storage:
-        for preset in experiment.presets:
-            for workers in experiment.workers:
-                nodes = node_names(workers)
-                for size in experiment.sizes:
-                    for repetition in range(1, experiment.repetitions + 1):
-                        for name in experiment.workloads:
-                            workload = registry.get(name)
-                            if not workload.sized and size != experiment.sizes[0]:
-                                continue  # Pi does not depend on the size: once per shape and repetition
-                            params = workload.parameters(size, experiment.parameters.get(name))
-                            params.pop("size_bytes", None)
-                            for engine in experiment.engines_for(name):
-                                for variant in workload.expand(params, nodes):
-                                    out.append(Cell(workload=name, engine=engine, workers=workers,
-                                                    size_bytes=size if workload.sized else None,
-                                                    board=experiment.cluster.board, storage=storage, preset=preset,
-                                                    parameters=variant, repetition=repetition,
-                                                    spark_manager=experiment.cluster.spark_manager))
+    for storage, preset, workers, layout, runtime in itertools.product(
+            experiment.storage, experiment.presets, experiment.workers, experiment.layouts, experiment.runtimes):
+        nodes = node_names(workers, layout)
+        for size in experiment.sizes:
+            for repetition in range(1, experiment.repetitions + 1):
+                for name in experiment.workloads:
+                    workload = registry.get(name)
+                    if not workload.sized and size != experiment.sizes[0]:
+                        continue  # Pi does not depend on the size: once per shape and repetition
+                    params = workload.parameters(size, experiment.parameters.get(name))
+                    params.pop("size_bytes", None)
+                    for engine in experiment.engines_for(name):
+                        for variant in workload.expand(params, nodes):
+                            out.append(Cell(workload=name, engine=engine, workers=workers,
+                                            size_bytes=size if workload.sized else None,
+                                            board=experiment.cluster.board, storage=storage, preset=preset,
+                                            parameters=variant, repetition=repetition,
+                                            spark_manager=experiment.cluster.spark_manager,
+                                            layout=layout, runtime=runtime))
     conc = experiment.concurrent
     if conc:
         for repetition in range(1, conc.repetitions + 1):
@@ -252,5 +275,6 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                 out.append(Cell(workload=f"mix-{mode}", engine=conc.engine, workers=experiment.workers[-1],
                                 size_bytes=conc.size, board=experiment.cluster.board, storage=experiment.storage[-1],
                                 preset=experiment.presets[-1], parameters={"workloads": conc.workloads},
-                                repetition=repetition, spark_manager=experiment.cluster.spark_manager))
+                                repetition=repetition, spark_manager=experiment.cluster.spark_manager,
+                                layout=experiment.layouts[-1], runtime=experiment.runtimes[-1]))
     return out

@@ -20,7 +20,7 @@ from ..errors import SbclabError
 from ..results.store import ResultsStore
 from ..stack import lifecycle, presets
 from ..units import format_size
-from .model import Cell, Experiment, cells
+from .model import Cell, Experiment, Shape, cells
 
 
 def bytes_needed(workload_name: str, size: int, workers: int, preset: str) -> int:
@@ -69,16 +69,19 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
              subnet: str, disk_size: int | None = None, scale_factor: float | None = None,
              memory_factor: float | None = None, knobs: tuple[str, ...] = (),
              settings: dict[str, dict[str, str]] | None = None, spark_manager: str = "yarn",
-             say=lambda message: None) -> ClusterSpec:
-    """A cluster of `workers` workers of one board and medium, shaped to this host."""
+             layout: str = "separate-master", runtime: str = "native", master_board: str | None = None,
+             master_storage: str | None = None, say=lambda message: None) -> ClusterSpec:
+    """A cluster of `workers` workers of one board and medium, laid out and shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
     host = calibration.current(progress=say) if backend == "emulated" else None
     built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
                                workers=workers, subnet=subnet, disk_bytes=disk_size or cluster_spec.DEFAULT_DISK_BYTES,
-                               calibration=host, scale_factor=scale_factor, memory_factor=memory_factor)
+                               calibration=host, scale_factor=scale_factor, memory_factor=memory_factor,
+                               layout=layout, master_board=master_board if layout == "desktop-master" else None,
+                               master_storage=master_storage if layout == "desktop-master" else None)
     return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
-                                    "spark_manager": spark_manager})
+                                    "spark_manager": spark_manager, "runtime": runtime})
 
 
 def as_spec_settings(settings: dict[str, dict[str, str]] | None) -> tuple[tuple[str, str, str], ...]:
@@ -114,10 +117,10 @@ class Plan:
     experiment: Experiment
     cells: list[Cell]
     done: set[str]
-    specs: dict[tuple[str, str, int], ClusterSpec] = field(default_factory=dict)
+    specs: dict[Shape, ClusterSpec] = field(default_factory=dict)
     boards: BoardAccess | None = None
     # What each shape could have on its own, where one scale is shared by all of them.
-    own_scales: dict[tuple[str, str, int], cluster_spec.Scale] = field(default_factory=dict)
+    own_scales: dict[Shape, cluster_spec.Scale] = field(default_factory=dict)
     shared_scale: SharedScale | None = None
 
     @property
@@ -167,7 +170,9 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
     starts; an impossible cell is named."""
     store = ResultsStore(results)
     if boards is not None:
-        node_names = lambda workers: [(h.name, h.role) for h in boards.inventory.first_workers(workers).hosts]  # noqa: E731
+        def node_names(workers: int, layout: str) -> list[tuple[str, str]]:
+            boards_beside = workers - 1 if layout == "master-is-worker" else workers
+            return [(h.name, h.role) for h in boards.inventory.first_workers(boards_beside).hosts]
         found = Plan(experiment, cells(experiment, node_names), completed_keys(store, on_boards=True), boards=boards)
         _board_specs(found)
         return found
@@ -182,7 +187,9 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         rebuild = functools.partial(spec_for, name=settings.name, workers=cell.workers, board=cell.board,
                                     storage=cell.storage, preset=cell.preset, backend=backend, subnet=settings.subnet,
                                     disk_size=disk_per_node(experiment, cell.workers), knobs=tuple(settings.knobs),
-                                    settings=settings.settings, spark_manager=settings.spark_manager, say=say)
+                                    settings=settings.settings, spark_manager=settings.spark_manager,
+                                    layout=cell.layout, runtime=cell.runtime, master_board=settings.master_board,
+                                    master_storage=settings.master_storage, say=say)
         try:
             shapes[cell.shape] = (cell, rebuild, rebuild(scale_factor=settings.scale))
         except SbclabError as err:
@@ -227,11 +234,13 @@ def _board_specs(found: Plan) -> None:
         if cell.shape in found.specs:
             continue
         try:
-            spec = cluster_spec.from_inventory(inventory.first_workers(cell.workers), name=found.experiment.cluster.name,
-                                               preset=cell.preset)
+            beside = cell.workers - 1 if cell.layout == "master-is-worker" else cell.workers
+            spec = cluster_spec.from_inventory(inventory.first_workers(beside), name=found.experiment.cluster.name,
+                                               preset=cell.preset, layout=cell.layout)
             spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs),
                                            "settings": as_spec_settings(found.experiment.cluster.settings),
-                                           "spark_manager": found.experiment.cluster.spark_manager})
+                                           "spark_manager": found.experiment.cluster.spark_manager,
+                                           "runtime": cell.runtime})
             if not found.bare:
                 lifecycle.check(spec, _engines(found, cell.shape))
         except SbclabError as err:

@@ -38,6 +38,8 @@ class NodeRecord(BaseModel):
 
     name: str
     role: Literal["master", "worker"]
+    runs_tasks: bool | None = Field(None, description="stores blocks and runs tasks (None: stored before layouts; "
+                                    "every worker did, no master did)")
     address: str
     board: str
     storage: str
@@ -82,6 +84,16 @@ class ClusterShape(BaseModel):
     knobs: dict[str, list[str]] = Field(default={}, description="each knob the cluster had -> the nodes it was on "
                                         "(cluster/knobs.py); a board knob written after the board's last boot says so")
     spark_manager: Literal["yarn", "standalone"] = Field("yarn", description="what ran Spark's executors")
+    layout: Literal["separate-master", "master-is-worker", "desktop-master"] = Field(
+        "separate-master", description="where the master's daemons ran: a board of their own, a worker, a desktop")
+    runtime: Literal["native", "container"] = Field("native", description="the nodes' processes directly on them, "
+                                                    "or inside an OCI container on each")
+    container: dict[str, str] = Field(default={}, description="the container runtime and image digest, where one ran")
+
+    @property
+    def task_nodes(self) -> list[NodeRecord]:
+        """The nodes that stored blocks and ran tasks."""
+        return [n for n in self.nodes if n.runs_tasks or (n.runs_tasks is None and n.role == "worker")]
 
 
 class RunRecord(BaseModel):

@@ -71,31 +71,41 @@ class WorkerMemory:
     smallest_container_mb: int  # yarn.scheduler.minimum-allocation-mb
 
 
-def worker_memory(memory_bytes: int) -> WorkerMemory:
-    """A worker's RAM, its reserve and its containers, refused when an ApplicationMaster and a task
-    cannot both fit."""
+def master_daemons_mb(memory_bytes: int) -> int:
+    """The heaps of the master's daemons (NameNode, ResourceManager, JobHistory server), which a
+    master that is also a worker keeps beside its containers."""
+    found = band(memory_bytes)
+    return found.namenode_heap_mb + found.resourcemanager_heap_mb + found.historyserver_heap_mb
+
+
+def worker_memory(memory_bytes: int, also_master: bool = False) -> WorkerMemory:
+    """A worker's RAM, its reserve (and the master's daemons, when it is the master too) and its
+    containers, refused when an ApplicationMaster and a task cannot both fit."""
     found = band(memory_bytes)
     ram_mb = memory_bytes // 2**20
     unit = found.smallest_container_mb
-    containers = (ram_mb - found.reserved_mb) // unit * unit
+    reserved = found.reserved_mb + (master_daemons_mb(memory_bytes) if also_master else 0)
+    containers = (ram_mb - reserved) // unit * unit
     if containers < 2 * unit:
+        daemons = "OS, DataNode, NodeManager and the master's daemons" if also_master else "OS, DataNode and NodeManager"
         raise SbclabError(
-            f"A worker with {ram_mb} MB of RAM cannot run YARN: {found.reserved_mb} MB go to the OS, DataNode and "
-            f"NodeManager and an ApplicationMaster and a task need {2 * unit} MB more; it has {max(0, containers)} MB.",
-            "Run node benchmarks on it (they need no YARN), or use a board with more RAM.")
-    return WorkerMemory(ram_mb, found.reserved_mb, containers, unit)
+            f"A worker with {ram_mb} MB of RAM cannot run YARN: {reserved} MB go to the {daemons} and an "
+            f"ApplicationMaster and a task need {2 * unit} MB more; it has {max(0, containers)} MB.",
+            "Run node benchmarks on it (they need no YARN), use a board with more RAM"
+            + (", or keep the master on a board of its own (layout separate-master)." if also_master else "."))
+    return WorkerMemory(ram_mb, reserved, containers, unit)
 
 
-def yarn_memory_mb(memory_bytes: int) -> int:
-    """Container memory of a worker with this RAM."""
-    return worker_memory(memory_bytes).containers_mb
+def node_memory(node: NodeSpec) -> WorkerMemory:
+    """What one task-running node gives its daemons and containers."""
+    return worker_memory(node.memory_bytes, also_master=node.role == "master")
 
 
 def yarn_share(node: NodeSpec) -> tuple[int, int]:
-    """(container memory in MB, vcores) of a worker; (0, 0) for the master."""
-    if node.role != "worker":
+    """(container memory in MB, vcores) of a node that runs tasks; (0, 0) for a master that does not."""
+    if not node.runs_tasks:
         return 0, 0
-    return yarn_memory_mb(node.memory_bytes), profiles.board(node.board).cores
+    return node_memory(node).containers_mb, profiles.board(node.board).cores
 
 
 def largest_container(spec: ClusterSpec) -> tuple[int, int]:
@@ -106,14 +116,14 @@ def largest_container(spec: ClusterSpec) -> tuple[int, int]:
 
 def smallest_container(spec: ClusterSpec) -> int:
     """yarn.scheduler.minimum-allocation-mb: the smallest worker's."""
-    return min(worker_memory(w.memory_bytes).smallest_container_mb for w in spec.worker_nodes)
+    return min(node_memory(w).smallest_container_mb for w in spec.worker_nodes)
 
 
 def mapreduce_memory(spec: ClusterSpec) -> dict[str, str]:
     """The ApplicationMaster's and tasks' containers where upstream's do not fit beside each other on
     the smallest worker (else nothing: upstream's sizes stand), with each task's sort buffer inside
     its heap."""
-    smallest = min((worker_memory(w.memory_bytes) for w in spec.worker_nodes), key=lambda m: m.containers_mb)
+    smallest = min((node_memory(w) for w in spec.worker_nodes), key=lambda m: m.containers_mb)
     unit = smallest.smallest_container_mb
     if UPSTREAM_AM_MB + UPSTREAM_TASK_MB <= smallest.containers_mb:
         return {}
