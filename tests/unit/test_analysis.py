@@ -152,3 +152,43 @@ def test_a_run_whose_tasks_were_spread_unevenly_is_called_scheduler_limited():
     assert v.kind == "scheduler" and "worker1 12, worker2 4" in v.sentence and v.label == "scheduler-limited"
     run.measurements.tasks_by_worker = {"worker1": 8, "worker2": 8}  # even tasks: the hardware's verdict stands
     assert verdicts.verdict(run).kind != "scheduler"
+
+
+def _setup_runs(tmp_path: Path, setups: dict[tuple[str, str], list[float]]) -> list:
+    """Copies of the recorded TeraSort in other layouts and runtimes, with other wall times; the
+    datanode judged (the master when it runs tasks, else worker1) writes as much as the run takes."""
+    raw = json.loads((RESULTS / "runs" / f"{TERASORT}.json").read_text())
+    runs = []
+    for (layout, runtime), times in setups.items():
+        for i, t in enumerate(times):
+            nodes = [{**n, "runs_tasks": n["role"] == "worker" or layout == "master-is-worker"}
+                     for n in raw["cluster"]["nodes"]]
+            judged = "master" if layout == "master-is-worker" else "worker1"
+            measured = {name: {**figures, "disk_write_bytes": int(t * 1e6) if name == judged else 1,
+                               "mem_used_mean_bytes": int(t * 2e6) if name == judged else 1}
+                        for name, figures in raw["measurements"]["nodes"].items()}
+            doc = {**raw, "run_id": f"{TERASORT}-{layout}-{runtime}-{i}", "wall_time_s": t,
+                   "cluster": {**raw["cluster"], "layout": layout, "runtime": runtime, "nodes": nodes},
+                   "measurements": {**raw["measurements"], "nodes": measured}}
+            path = tmp_path / f"{doc['run_id']}.json"
+            path.write_text(json.dumps(doc))
+            runs.append(load(path))
+    return runs
+
+
+def test_a_container_overhead_and_a_layout_ratio_come_with_the_datanodes_resources(tmp_path):
+    runs = _setup_runs(tmp_path, {("separate-master", "native"): [100.0, 102.0, 98.0],
+                                  ("separate-master", "container"): [110.0, 112.0, 108.0],
+                                  ("master-is-worker", "native"): [130.0, 128.0, 132.0]})
+    grouped = cells.group(runs)
+    assert sorted(c.key.setup for c in grouped) == ["", "container", "master-is-worker"]
+    found = {c.kind: c for c in derived.setup_ratios(grouped)}
+    assert set(found) == {"container overhead", "layout ratio"}
+    assert found["container overhead"].value.value == pytest.approx(1.1)
+    assert found["container overhead"].value.ci_low < 1.1 < found["container overhead"].value.ci_high
+    assert found["layout ratio"].value.value == pytest.approx(1.3) and found["layout ratio"].baseline.setup == ""
+    resources = {c.kind: c for c in derived.datanode_resources(grouped)}
+    # The combined master's writes and memory against worker1's with a master of its own.
+    assert resources["datanode writes"].value.value == pytest.approx(1.3)
+    assert resources["datanode memory"].value.value == pytest.approx(1.3)
+    assert resources["datanode writes"].note == "on master against worker1"

@@ -136,6 +136,11 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         return False  # HPL on another share of the memory solves another problem
     if d.get("storage") and d["storage"] != run.cluster.storage:
         return False
+    # A row names the layout or runtime it was measured in where it is not a master of its own, native.
+    if (d.get("layout", "separate-master"), d.get("runtime", "native")) != (run.cluster.layout, run.cluster.runtime):
+        return False
+    if d.get("spark_manager") and d["spark_manager"] != run.cluster.spark_manager:
+        return False
     if not reference.same_stack(p, run.engine, run.versions):
         return False
     if p.size_bytes:

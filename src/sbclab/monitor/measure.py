@@ -38,6 +38,10 @@ def _has_cgroup(recorded: dict) -> bool:
     return bool(recorded["target"].get("cgroup")) or any("cgroup_cpu" in s for s in recorded["samples"])
 
 
+def _whole(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
 def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: float, end: float) -> NodeFigures:
     inside = [r for r in rows if r["t"] - r["dt"] < end and r["t"] > start]
     target = recorded["target"]
@@ -68,7 +72,8 @@ def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: floa
         cpu_iowait_pct_mean=_mean([r.get("cpu_iowait_pct") for r in inside]),
         cpu_cores_used_max=_max([r.get("cpu_cores_used") for r in inside]),
         cpu_capacity_cores=target.get("cpu_capacity"), load_max=_max([r.get("load") for r in inside]),
-        mem_used_max_bytes=_max([r.get("mem_used_bytes") for r in inside]), swap_bytes=swap,
+        mem_used_max_bytes=_max([r.get("mem_used_bytes") for r in inside]),
+        mem_used_mean_bytes=_whole(_mean([r.get("mem_used_bytes") for r in inside])), swap_bytes=swap,
         disk_read_bytes=total("disk", "read_bytes"), disk_write_bytes=total("disk", "write_bytes"),
         disk_busy_pct_mean=_mean([r.get("disk_busy_pct") for r in inside]),
         net_rx_bytes=total("net", "rx_bytes"), net_tx_bytes=total("net", "tx_bytes"),

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..analysis import reference, reproduction
 from ..analysis.cells import Cell, CellKey, cluster_identity, clusters_in, exclusion_reason, group, status
-from ..analysis.derived import CellFigures, Comparison, Costs, engine_ratios, figures, speedups, storage_gains
+from ..analysis.derived import (CellFigures, Comparison, Costs, datanode_resources, engine_ratios, figures, setup_ratios,
+                                speedups, storage_gains)
 from ..analysis.verdicts import Verdict, verdict
 from ..results.schema import RunRecord
 from ..results.store import load_runs
@@ -143,7 +144,8 @@ def build(results: Path, costs: Costs | None = None) -> Report:
     costs = costs or Costs()
     cells = group(runs)
     cell_figures = [figures(c, costs) for c in cells]
-    comparisons = speedups(cells) + storage_gains(cells) + engine_ratios(cells)
+    comparisons = (speedups(cells) + storage_gains(cells) + engine_ratios(cells) + setup_ratios(cells)
+                   + datanode_resources(cells))
     clusters = clusters_in(runs)
     several = len(clusters) > 1
     warnings = []

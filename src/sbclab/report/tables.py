@@ -136,8 +136,8 @@ def markdown(report: Report) -> str:
                                                      "avg_power_w", "energy_j", "perf_per_watt_mb_s_per_w"]))
     comparisons = comparison_rows(report)
     if comparisons:
-        parts.append("## Speedup, storage gain, engine ratio\n\n" +
-                     _md_table(comparisons, ["kind", "cell", "baseline", "value", "ci95_low", "ci95_high", "efficiency"]))
+        parts.append("## Speedup, storage gain, engine ratio, setups\n\n" +
+                     _md_table(comparisons, ["kind", "cell", "baseline", "value", "ci95_low", "ci95_high", "efficiency", "note"]))
     parts.append("## Bottlenecks\n\n" + "\n".join(f"- `{r['run_id']}`: {r['verdict_sentence']}" for r in run_rows(report)) + "\n")
     published = reference_rows(report)
     if published:

@@ -33,6 +33,7 @@ class NodeFigures(_Part):
     cpu_capacity_cores: float | None = None
     load_max: float | None = None
     mem_used_max_bytes: int | None = None
+    mem_used_mean_bytes: int | None = None
     swap_bytes: float | None = None
     disk_read_bytes: int | None = None
     disk_write_bytes: int | None = None
