@@ -28,7 +28,7 @@ def test_every_seed_table_with_a_measurement_is_listed():
     assert {f"table{n}" for n in [*range(11, 20), 21, 22, 23]} <= set(seeds["leepark2026"].tables)
     assert {f"table{n}" for n in range(7, 23) if n != 11} <= set(seeds["leeohpark2021"].tables)
     assert {"table7", "figure5", "figure6"} <= set(seeds["baun2016"].tables)
-    assert {"table1", "table2", "httperf"} <= set(seeds["hajjitso2016"].tables)
+    assert {"table1", "table2", "figure4"} <= set(seeds["hajjitso2016"].tables)
     for seed in seeds.values():
         for table in seed.tables.values():
             assert table.runs in ("here", "boards", "cannot")
@@ -362,3 +362,29 @@ def test_the_report_gives_rmax_and_speedup_with_intervals_per_memory_share():
     low, high = (float(x) for x in rows[("70%", 1)]["Rmax 95 %"].split("–"))
     assert low < 0.2 < high and rows[("70%", 2)]["speedup 95 %"] != "—"
     assert [p.title for p in nodes_report.plots(report)] == ["HPL Rmax"]  # drawn with its intervals
+
+
+def test_hajji_tsos_web_capacity_is_judged_on_the_container_over_native_ratio(tmp_path):
+    raw = json.loads((RESULTS / "runs" / f"{PI}.json").read_text())
+    runs = []
+    for runtime, rates in (("native", {"1KB": 2900, "100KB": 100}), ("container", {"1KB": 1000, "100KB": 100})):
+        for size, rate in rates.items():
+            for i, wobble in enumerate((0.995, 1.0, 1.005)):
+                doc = {**raw, "run_id": f"web-{runtime}-{size}-{i}", "workload": "web", "engine": "node",
+                       "parameters": {"node": "worker1", "doc_size": size},
+                       "result": {"doc_size": size, "peak_rate": round(rate * wobble)},
+                       "cluster": {**raw["cluster"], "board": "rpi2b", "workers": 1, "runtime": runtime}}
+                path = tmp_path / "runs" / f"{doc['run_id']}.json"
+                path.parent.mkdir(exist_ok=True)
+                path.write_text(json.dumps(doc))
+                runs.append(load(path))
+    table = reproduce.seed("hajji").tables["figure4"]
+    layout = reproduction.Layout(tuple(table.layout["rows"]), tuple(table.layout["columns"]), table.layout["metric"],
+                                 table.shapes)
+    found = reproduction.reproduce("hajjitso2016", "Figure 4", layout, runs)
+    assert found.at(("1KB",), (None,)).ours.mean == pytest.approx(2900, rel=0.01)
+    assert found.at(("1KB",), ("container",)).ours.mean == pytest.approx(1000, rel=0.01)
+    assert found.at(("100KB",), (None,)).ours.mean == pytest.approx(100, rel=0.01)
+    [overhead] = found.shapes
+    assert overhead.label == "1KB: container over native" and overhead.published == pytest.approx(957.5 / 2809)
+    assert overhead.ours.value == pytest.approx(1000 / 2900, rel=0.01) and overhead.verdict == "holds"

@@ -114,6 +114,8 @@ def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any])
         return SYSBENCH_04_REQUESTS / events if events else None
     if metric == "hpl_rmax":
         return run.result.get("rmax_gflops")
+    if metric == "web_peak_rate":
+        return run.result.get("peak_rate") or None
     return None
 
 
@@ -135,6 +137,8 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
             round(100 * float(run.parameters.get("memory_fraction") or 0)) != int(d["memory_utilised_pct"]):
         return False  # HPL on another share of the memory solves another problem
     if d.get("storage") and d["storage"] != run.cluster.storage:
+        return False
+    if d.get("doc_size") and d["doc_size"] != run.parameters.get("doc_size"):
         return False
     # A row names the layout or runtime it was measured in where it is not a master of its own, native.
     if (d.get("layout", "separate-master"), d.get("runtime", "native")) != (run.cluster.layout, run.cluster.runtime):
@@ -394,12 +398,27 @@ def _thread_scaling(found: Reproduction) -> list[Shape]:
     return shapes
 
 
+def _runtime_ratios(found: Reproduction) -> list[Shape]:
+    """In a container over natively, row by row (Hajji & Tso: Docker served 65.9 % fewer 1 KB requests)."""
+    if "runtime" not in found.layout.columns:
+        return []
+    at = found.layout.columns.index("runtime")
+    shapes = []
+    for row in found.rows:
+        cells = {e.column[at] or "native": e for e in found.entries if e.row == row and e.published.value}
+        if {"native", "container"} <= set(cells):
+            shapes.append(_over_first("container over native", f"{_label(row)}: container over native",
+                                      cells["container"], cells["native"], row))
+    return shapes
+
+
 def _label(values: tuple) -> str:
     return " ".join(str(v) for v in values if v is not None)
 
 
 SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte,
-          "board_ratio": _board_ratios, "thread_scaling": _thread_scaling, "efficiency": _efficiencies}
+          "board_ratio": _board_ratios, "thread_scaling": _thread_scaling, "efficiency": _efficiencies,
+          "runtime_ratio": _runtime_ratios}
 
 
 

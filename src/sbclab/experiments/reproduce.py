@@ -112,7 +112,9 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
     try:
         spec = plan.spec_for(name=cluster.get("name", "repro"), workers=workers, board=cluster["board"],
                              storage=storage, preset=(raw.get("presets") or ["paper"])[0], backend=backend,
-                             subnet=ClusterSettings().subnet, spark_manager=cluster.get("spark_manager", "yarn"))
+                             subnet=ClusterSettings().subnet, spark_manager=cluster.get("spark_manager", "yarn"),
+                             layout=(raw.get("layouts") or ["separate-master"])[0],
+                             master_board=cluster.get("master_board"), master_storage=cluster.get("master_storage"))
         if plan.needs_stack(parse(raw)):
             lifecycle.check(spec, tuple(e for e in raw.get("engines", []) if e in ("hadoop", "spark")))
     except SbclabError as err:
