@@ -81,6 +81,8 @@ def published() -> tuple[Published, ...]:
                 notes = row.pop("notes", "")
                 for extra in ("sd", "sd_printed"):
                     row.pop(extra, None)
+                if raw.get("layout") and row.get("engine") in ("hadoop", "spark"):
+                    row.setdefault("layout", raw["layout"])
                 rows.append(Published(seed, raw["citation"], table["table"], table.get("title", ""), metric, unit,
                                       None if value is None else float(value), printed, row, notes,
                                       dict(table.get("parameters") or {}), table.get("inferred", ""),
