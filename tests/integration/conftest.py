@@ -28,7 +28,7 @@ from sbclab.stack import distribution, lifecycle
 from sbclab.workloads.base import new_id
 
 NOTHING = {"namespaces": 0, "mounts": 0, "loop_devices": 0, "cgroups": 0, "links": 0, "processes": 0,
-           "dirty_limits": 0}
+           "dirty_limits": 0, "containers": 0}
 
 # A board for the tests of mechanics (bring-up, binding, runs stored, the report, faults): one core,
 # so an emulated node's whole quota is one virtual core. A Pi 5's four cores each get a sixth of a host

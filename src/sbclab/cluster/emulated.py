@@ -20,7 +20,7 @@ import psutil
 
 from .. import profiles
 from ..errors import SbclabError
-from . import cgroups, dirty, reaper, system
+from . import cgroups, containers, dirty, reaper, system
 from .local import LocalTransport
 from .spec import NodeSpec
 from .state import ClusterState
@@ -247,6 +247,19 @@ class EmulatedTransport(LocalTransport):
                    "sh", "-c", 'hostname "$0" && exec "$@"', node.name, *argv]
         return wrapped, (group.join if enter == "node" else None)
 
+    def container_runtimes(self) -> tuple[str, ...]:
+        # Docker's daemon would start the containers outside the node's namespace and cgroup.
+        return ("podman",)
+
+    def container_entry(self, node: NodeSpec) -> list[str]:
+        """Back to this host's mount namespace, keeping the node's network, host name and cgroup:
+        `ip netns exec` gives a node's commands a mount namespace of their own, where the cgroup
+        hierarchies are hidden under the namespace's sysfs and whatever podman mounts (a container's
+        root, its network namespace file) would vanish with the node's last process, leaving podman's
+        records pointing at nothing. In this host's namespace podman keeps its mounts as it does
+        anywhere, and removing a container from any node command finds them."""
+        return ["nsenter", f"--mount=/proc/{os.getpid()}/ns/mnt", "--"]
+
     def mpi_networks(self, nodes: list[NodeSpec]) -> MpiNetworks:
         """The cluster network only: this host's bridge address is on it, where mpirun listens."""
         return MpiNetworks(ranks=[str(self.spec.subnet)], daemons=[str(self.spec.subnet)])
@@ -336,6 +349,22 @@ class EmulatedTransport(LocalTransport):
             survivors = reaper.stop(survivors, grace_s=1)
         return survivors
 
+    def _remove_container(self, entry: dict) -> bool:
+        """Removed from inside its node, where podman's bridge and port rules live; recorded after the
+        namespace, it goes before it. Should the namespace be gone, an empty one stands in, so the
+        network teardown cannot touch this host's own bridge or firewall rules."""
+        node = next((n for n in self.spec.nodes if n.name == entry["node"]), None)
+        removal = containers.remove_argv(entry["runtime"], entry.get("options", ()), entry["name"])
+        if node is not None and Path(f"/var/run/netns/{self.netns(node)}").exists():
+            argv, prepare = self.launch(node, [*self.container_entry(node), *removal], enter="network")
+        else:
+            argv, prepare = ["unshare", "--net", "--", *removal], None
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=120, preexec_fn=prepare)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return done.returncode == 0 or b"no such container" in done.stderr.lower()
+
     def _remove(self, entry: dict) -> bool:
         kind = entry["kind"]
         if kind == "throttle":
@@ -366,6 +395,8 @@ class EmulatedTransport(LocalTransport):
         if kind == "image":
             Path(entry["path"]).unlink(missing_ok=True)
             return True
+        if kind == "container":
+            return self._remove_container(entry)
         if kind == "cgroup":
             return cgroups.NodeCgroup(self.spec.name, entry["node"]).remove()
         if kind == "veth":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import SbclabError
-from . import cgroups, dirty, reaper, system
+from . import cgroups, containers, dirty, reaper, system
 from .emulated import EmulatedTransport
 from .inventory import BoardAccess
 from .processes import ProcessesTransport
@@ -138,7 +138,8 @@ def abandoned() -> list[str]:
 
 def resources_on_host() -> dict[str, frozenset[str]]:
     """Everything of sbclab's on this host that a cluster could leave behind, by kind: namespaces,
-    cgroups and links of any sbclab on the host, mounts, loop devices and processes under this home."""
+    cgroups and links of any sbclab on the host, mounts, loop devices and processes under this home,
+    containers in sbclab's own podman store."""
     netns = list(Path("/var/run/netns").glob("sbclab-*")) if Path("/var/run/netns").exists() else []
     mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if str(paths.clusters_dir()) in line]
     loops = []
@@ -150,7 +151,7 @@ def resources_on_host() -> dict[str, frozenset[str]]:
     procs = [str(proc.pid) for proc in reaper.mentioning(str(paths.home()) + "/")]
     return {"namespaces": frozenset(map(str, netns)), "mounts": frozenset(mounts), "loop_devices": frozenset(loops),
             "cgroups": frozenset(map(str, cgroup_dirs)), "links": frozenset(map(str, links)), "processes": frozenset(procs),
-            "dirty_limits": dirty.limited_loop_devices()}
+            "dirty_limits": dirty.limited_loop_devices(), "containers": frozenset(containers.leftover_names())}
 
 
 def leftovers_on_host(besides: dict[str, frozenset[str]] | None = None) -> dict[str, int]:

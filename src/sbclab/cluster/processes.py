@@ -23,6 +23,9 @@ class ProcessesTransport(LocalTransport):
     def launch(self, node: NodeSpec, argv: list[str], enter="node"):
         return argv, None
 
+    def container_runtimes(self) -> tuple[str, ...]:
+        return ()  # a container here would be a container of this host, not of a node
+
     def create_nodes(self) -> None:
         root = self.state.root
         root.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import SbclabError
-from . import knobs
+from . import containers, knobs
 from .inventory import Host
 from .local import orphaned, run_recorded, sbclab_owner
 from . import reaper
@@ -405,6 +405,10 @@ class SshTransport(Transport):
         def stop(node):
             conn = self.connection(node)
             self.stop_sessions(node, by_node.get(node.name, []))
+            # A container outlives its client (docker's daemon keeps it): removed by its recorded name.
+            for entry in self.state.of_kind("container"):
+                if entry["node"] == node.name:
+                    conn.run(containers.remove_argv(entry["runtime"], entry.get("options", ()), entry["name"]))
             pattern = self._pattern(node)
             conn.run(["pkill", "-TERM", "-f", "--", pattern])
             for _ in range(20):

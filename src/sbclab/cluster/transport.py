@@ -151,6 +151,14 @@ class Transport(ABC):
     def finish_shaping(self) -> None:
         """What shaping the nodes leaves until they serve; see EmulatedTransport."""
 
+    def container_runtimes(self) -> tuple[str, ...]:
+        """The container runtimes that keep a container inside a node, in the order tried (containers.py)."""
+        return ("podman", "docker")
+
+    def container_entry(self, node: NodeSpec) -> list[str]:
+        """What goes before a container runtime's command on the node ([]: it runs as any command)."""
+        return []
+
     # --- operations -------------------------------------------------------------------------
 
     @abstractmethod
