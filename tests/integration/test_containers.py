@@ -1,0 +1,108 @@
+"""Containers on emulated nodes: one web-capacity cell natively and in a podman container (Hajji & Tso's
+comparison), and a container's processes shaped like the node's native ones. The node image is built
+once into sbclab's cache and reused by later runs."""
+
+import os
+import shutil
+import time
+
+import pytest
+
+from sbclab import workloads
+from sbclab.cluster import containers, nodes, tools
+from sbclab.monitor.settings import MonitorSettings
+from sbclab.results.store import ResultsStore
+from sbclab.stack import lifecycle
+
+from .conftest import NOTHING, leaked, remove_if_left, runner, small_spec
+
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="containers inside emulated nodes need root"),
+              pytest.mark.skipif(not shutil.which("podman") or not shutil.which("mmdebstrap"),
+                                 reason="podman and mmdebstrap are installed by 'make setup'")]
+
+SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0)
+# Hajji & Tso's board; one worker serves, the master runs httperf.
+SHAPE = {"board": "rpi2b", "storage": "microsd", "workers": 1}
+
+
+@pytest.fixture(scope="module")
+def image():
+    """The node image in sbclab's cache: built by the first run on a machine (about 40 s), reused after."""
+    runtime = containers.runtime_here()
+    assert not isinstance(runtime, str), runtime
+    return containers.ensure_image(runtime)
+
+
+def web_cell(name: str, subnet: str, runtime: str, results: ResultsStore):
+    """One web-capacity cell (1 KB, three 2-second steps at most) on bare nodes of that runtime."""
+    remove_if_left(name)
+    spec = small_spec(name, subnet=subnet, **SHAPE).model_copy(update={"runtime": runtime})
+    with nodes.bare(spec) as transport:
+        cluster = lifecycle.bare_cluster(transport)
+        web = workloads.get("web")
+        done = runner(cluster, results, SETTINGS).measure(
+            web, "node", web.parameters(None, {"node": "worker1", "doc_size": "1KB", "step": 100, "step_seconds": 2,
+                                              "max_rate": 300}))
+    return results.runs_matching({done.run_id})[0]
+
+
+def test_web_capacity_natively_and_in_a_container(image, tmp_path):
+    """The same cell both ways: nginx answers and sustains at least the first step in each; the container
+    run records its runtime, version and image digest, the native run is as it always was."""
+    assert leaked() == NOTHING
+    results = ResultsStore(tmp_path / "results")
+    try:
+        native = web_cell("webnat", "10.225.0.0/24", "native", results)
+        contained = web_cell("webctr", "10.226.0.0/24", "container", results)
+    finally:
+        remove_if_left("webnat")
+        remove_if_left("webctr")
+    assert leaked() == NOTHING
+    for run in (native, contained):
+        assert run.valid, [c for c in run.validity.checks if not c.passed]
+        assert run.result["peak_rate"] >= 100 and run.result["steps"][0]["ok_replies"] > 0
+    assert "container" not in native.result and native.cluster.runtime == "native"
+    assert contained.cluster.runtime == "container" and contained.result["runtime"] == "container"
+    recorded = contained.result["container"]
+    assert recorded["runtime"] == "podman" and recorded["version"]
+    assert recorded["image"] == image.tag and recorded["image_digest"] == image.digest
+    assert recorded["image_digest"].startswith("sha256:")
+
+
+def test_a_containers_processes_are_the_nodes_and_teardown_removes_what_was_left(image):
+    """In the node's cgroup, under its virtual cores (one busy thread no faster in the container than
+    natively), with its host name; a container left running is removed with the nodes."""
+    name = "ctrcpu"
+    remove_if_left(name)
+    assert leaked() == NOTHING
+    spec = small_spec(name, subnet="10.227.0.0/24", **SHAPE)
+    with nodes.bare(spec) as transport:
+        worker = spec.worker_nodes[0]
+        runtime = containers.runtime_on(transport, worker)
+        assert isinstance(runtime, containers.Runtime), runtime
+        native = tools.on_node(transport, worker)
+
+        def inside(argv):
+            wrapped, entry = containers.wrap(transport, worker, runtime, image, argv, "probe")
+            try:
+                return native(wrapped)
+            finally:
+                assert containers.remove(transport, worker, entry)
+
+        status, out, err = inside(["sh", "-c", "hostname; cat /proc/self/cgroup"])
+        assert status == 0, err
+        assert out.splitlines()[0] == worker.name
+        assert any(line.split(":")[1] == "cpu" and f"/sbclab/{name}/{worker.name}" in line for line in out.splitlines()[1:])
+        # The balancer keeps one thread to one virtual core: natively and in the container alike (without
+        # it, a thread could use the whole node's quota, here the board's four cores' worth).
+        events = {where: tools.sysbench_cpu(run, 2000, 1, 2) for where, run in (("native", native), ("container", inside))}
+        assert events["container"] < 1.5 * events["native"], events
+
+        # A container whose sbclab is gone: teardown finds it in the cluster's record.
+        wrapped, _ = containers.wrap(transport, worker, runtime, image, ["sleep", "600"], "left")
+        transport.start(worker, wrapped, transport.base_env(worker), transport.node_dir(worker) / "left.log", label="left")
+        deadline = time.monotonic() + 30
+        while "sbclab-ctrcpu-worker1-left" not in containers.leftover_names() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert "sbclab-ctrcpu-worker1-left" in containers.leftover_names()
+    assert leaked() == NOTHING
