@@ -75,9 +75,10 @@ def test_a_power_source_for_a_node_the_cluster_lacks_is_refused():
         settings.check_nodes(["master", "worker1", "worker2"])
 
 
-def test_a_container_runtime_that_is_absent_is_said_and_does_nothing():
-    done = sbclab("micro", "--benchmarks", "web", "--container", "podman", "--node", "nowhere")
-    assert "does nothing" in done.stderr and "Traceback" not in done.stderr
+def test_containers_that_cannot_run_are_said_once_and_the_native_runs_go_ahead():
+    done = sbclab("micro", "--benchmarks", "web", "--container", "podman", "--backend", "processes", "--node", "nowhere")
+    assert done.stderr.count("native runs go ahead") == 1 and "emulated nodes" in done.stderr
+    assert "no node 'nowhere'" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_an_unknown_micro_benchmark_lists_the_known_ones():
