@@ -14,6 +14,10 @@ packages=(
   hpcc openmpi-bin      # HPL (in the HPC Challenge suite) across the nodes with OpenMPI
   netpipe-tcp netpipe-openmpi  # NetPIPE latency and throughput, TCP and MPI
   nginx-light httperf   # web-serving capacity
+  # Containers on the nodes (native against container, Hajji & Tso): podman with crun (it keeps a
+  # container in its node's cgroup), netavark and aardvark-dns for its default bridge, iptables for
+  # the published ports, mmdebstrap to build the node image from Debian packages.
+  podman crun netavark aardvark-dns iptables mmdebstrap
 )
 if [ "${1:-}" = "test" ]; then
   packages+=(chromium chromium-driver)  # the report is checked in a real browser
