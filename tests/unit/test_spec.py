@@ -147,7 +147,7 @@ def test_a_desktop_master_is_shaped_to_its_own_profile_beside_board_workers():
     assert s.scale.factor == pytest.approx(2 / 14, rel=1e-3)
     assert s.master.cpu_cores == pytest.approx(6 * s.scale.factor, rel=1e-3)
     assert s.master.memory_bytes == 2 * s.worker_nodes[0].memory_bytes
-    assert "master desktop-i5-9600k" in s.scale.note and "never measured in an desktop-i5-9600k" in s.scale.note
+    assert "master desktop-i5-9600k" in s.scale.note and "never measured in desktop-i5-9600k" in s.scale.note
 
 
 @pytest.mark.parametrize("kw, words", [

@@ -259,18 +259,19 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
     for k, m in {(k.name, m.name): (k, m) for k, m in kinds}.values():
         host_board = k.io_like or k.name
         if not m.measured_on(host_board):
-            notes.append(f"{m.name} was never measured in an {host_board}: the slowest figures it has in another "
-                         "board stand in for them.")
+            notes.append(f"{m.name} was never measured in {host_board}: the slowest figures it has in another "
+                         "board stand in for them")
     loop = calibration.disk.loop_rand_write_iops if calibration is not None else None
     shaped = sum(f.write_iops for f in figures) * factor
     if loop and loop < shaped:
         notes.append(
             f"4 KB random writes: this host's loop-mounted node disks deliver about {loop:,.0f} IOPS in all, "
             f"{loop / shaped:.0%} of the {shaped:,.0f} the nodes are shaped to, so random-write rates are the host's "
-            "limit there, not the board's.")
+            "limit there, not the board's")
     scale = Scale(factor=round(factor, 6), memory_factor=round(memory_factor, 6), host_cores=have_cores,
                   host_memory_bytes=have_memory, calibrated=calibration is not None, core_speed=round(speed, 6),
-                  limited_by=limited_by if factor < 1 else "nothing", note="; ".join(notes),
+                  limited_by=limited_by if factor < 1 else "nothing",
+                  note="; ".join(notes) + ("." if notes else ""),
                   host_calibration=calibration.host_key if calibration else None)
 
     addresses = _addresses(backend, subnet, len(kinds))

@@ -139,6 +139,15 @@ def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
 
 
 @contextmanager
+def describe(spec: ClusterSpec) -> str:
+    """The cluster's nodes in a few words: which master, how many workers of which board."""
+    workers = f"{spec.workers} x {spec.board}/{spec.storage}"
+    if spec.layout == "master-is-worker":
+        return f"{workers}, the first also the master"
+    master = spec.master
+    return f"master{f' ({master.board}/{master.storage})' if master.board != spec.board else ''} + {workers}"
+
+
 def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180,
                 boards: BoardAccess | None = None, dist_dir: str | None = None, purge: bool = False,
                 bare: bool = False):
@@ -166,7 +175,7 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
         with nodes.bare(spec, boards) as transport:
             yield lifecycle.bare_cluster(transport)
         return
-    progress(f"bringing up '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} ({spec.backend})")
+    progress(f"bringing up '{spec.name}': {describe(spec)} ({spec.backend})")
     cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress, temporary=True, boards=boards,
                            dist_dir=dist_dir)
     try:
