@@ -3,7 +3,9 @@ from click.testing import CliRunner
 
 from sbclab.cli import main_group
 from sbclab.errors import SbclabError
+from sbclab.cluster import spec as cluster_spec
 from sbclab.experiments import model, plan
+from sbclab.experiments.orchestrator import describe
 
 from .test_spec import host
 
@@ -126,3 +128,11 @@ def test_the_dry_run_shows_each_shape_with_its_scale(monkeypatch, tmp_path):
     assert estimated.exit_code == 0, (estimated.output, estimated.exception)
     assert "total: about" in estimated.output and "1 without an estimate" not in estimated.output
     assert "2 without an estimate" in estimated.output  # grep at 1 and 4 workers: nothing stored or published
+
+
+def test_bring_up_names_the_master_of_each_layout():
+    build = lambda **kw: cluster_spec.build(backend="emulated", board="rpi4b-4gb", storage="microsd-evo", cores=2,  # noqa: E731
+                                            memory_bytes=24 * 2**30, **kw)
+    assert describe(build()) == "master + 2 x rpi4b-4gb/microsd-evo"
+    assert describe(build(layout="desktop-master")) == "master (desktop-i5-9600k/nvme-p31-gen3) + 2 x rpi4b-4gb/microsd-evo"
+    assert describe(build(layout="master-is-worker")) == "2 x rpi4b-4gb/microsd-evo, the first also the master"

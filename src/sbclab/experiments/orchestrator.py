@@ -138,7 +138,6 @@ def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
     return all(getattr(a, k) == getattr(b, k) for k in keep)
 
 
-@contextmanager
 def describe(spec: ClusterSpec) -> str:
     """The cluster's nodes in a few words: which master, how many workers of which board."""
     workers = f"{spec.workers} x {spec.board}/{spec.storage}"
@@ -148,6 +147,7 @@ def describe(spec: ClusterSpec) -> str:
     return f"master{f' ({master.board}/{master.storage})' if master.board != spec.board else ''} + {workers}"
 
 
+@contextmanager
 def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180,
                 boards: BoardAccess | None = None, dist_dir: str | None = None, purge: bool = False,
                 bare: bool = False):
