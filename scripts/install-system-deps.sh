@@ -16,8 +16,9 @@ packages=(
   nginx-light httperf   # web-serving capacity
   # Containers on the nodes (native against container, Hajji & Tso): podman with crun (it keeps a
   # container in its node's cgroup), netavark and aardvark-dns for its default bridge, iptables for
-  # the published ports, mmdebstrap to build the node image from Debian packages.
-  podman crun netavark aardvark-dns iptables mmdebstrap
+  # the published ports, catatonit as the init of a node's long-lived container, mmdebstrap to build
+  # the node image from Debian packages.
+  podman crun catatonit netavark aardvark-dns iptables mmdebstrap
 )
 if [ "${1:-}" = "test" ]; then
   packages+=(chromium chromium-driver)  # the report is checked in a real browser

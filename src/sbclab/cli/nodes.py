@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from ..cluster import containers, inventory, spec as cluster_spec
+from ..cluster import inventory, spec as cluster_spec
 from ..cluster.nodes import default_backend
 from ..errors import SbclabError
-from ..experiments import builtin
+from ..experiments import builtin, plan
 from ..experiments.display import LineDisplay
 from ..experiments.model import ClusterSettings
 from .options import ACCEPT_NEW_HOST_KEYS, INVENTORY, KNOWN_HOSTS, HostKeys, Monitoring, Shape, bundle, counts, \
@@ -153,19 +153,12 @@ def _node_names(access, workers: int) -> list[tuple[str, str]]:
 
 
 def _no_containers(asked: str, shape: Shape, access) -> str | None:
-    """Why the web cells cannot run in a container here, in a few words; None when they can. The
-    nodes themselves are asked again when the cells run (containers.runtime_on)."""
-    if access is not None:
-        return "the node image is built on this host only, not on boards"
-    if (shape.backend or default_backend()) != "emulated":
-        return "containers need emulated nodes (root and cgroups); these nodes are plain processes of this host"
-    found = containers.runtime_here()
-    if isinstance(found, str):
-        return found
-    if asked == "docker":
+    """Why the web cells cannot run in a container here, in a few words; None when they can."""
+    reason = plan.why_no_containers("ssh" if access is not None else shape.backend or default_backend())
+    if reason is None and asked == "docker":
         say("emulated nodes run their containers with podman: docker's daemon would start them outside the "
             "node's network namespace and cgroup")
-    return None
+    return reason
 
 
 @click.command("hpl")

@@ -185,6 +185,18 @@ def run_argv(runtime: Runtime, container: Container, argv: list[str], entry: lis
     return [*entry, *runtime.command("run", *options)]
 
 
+def exec_argv(runtime: Runtime, name: str, argv: list[str], env: dict[str, str] | None = None,
+              workdir: Path | None = None, entry: list[str] = ()) -> list[str]:
+    """The command line that runs argv inside a running container, in the foreground, with its
+    standard streams (a command of a node whose processes live in that container)."""
+    options = ["--interactive"]
+    for key, value in sorted((env or {}).items()):
+        options += ["--env", f"{key}={value}"]
+    if workdir:
+        options += ["--workdir", str(workdir)]
+    return [*entry, *runtime.command("exec", *options, name, *argv)]
+
+
 def remove_argv(runtime_name: str, options: list[str] | tuple[str, ...], name: str) -> list[str]:
     """The command that removes a container by name, running or not, and succeeds if it is gone."""
     return [runtime_name, *options, "rm", "--force", "--time", "2", "--ignore", name] if runtime_name == "podman" \
@@ -368,14 +380,17 @@ def image_for(transport: Transport, runtime: Runtime, progress=lambda message: N
 
 def wrap(transport: Transport, node: NodeSpec, runtime: Runtime, image: Image, argv: list[str], label: str, *,
          network: Network = "host", publish: tuple[tuple[str, int, int], ...] = (), mounts: tuple[Mount, ...] = (),
-         env: dict[str, str] | None = None, workdir: Path | None = None) -> tuple[list[str], dict]:
+         env: dict[str, str] | None = None, workdir: Path | None = None,
+         init: bool = False) -> tuple[list[str], dict]:
     """The command line that runs argv (meant for the node) in a container on the node, for
     transport.start or tools.ServingOnNode, and the container's record in the cluster's state, made
-    now, before anything can create it. Remove it with `remove` once the command has stopped."""
+    now, before anything can create it. Remove it with `remove` once the command has stopped.
+    init: a small init process (catatonit) reaps what the commands exec'd into it leave behind."""
     name = container_name(transport.spec.name, node.name, label)
     container = Container(name=name, image=image.tag, network=network, hostname=node.name, publish=publish,
                           hosts=tuple((n.name, n.address) for n in transport.spec.nodes), mounts=mounts,
-                          env=tuple(sorted((env or {}).items())), workdir=workdir)
+                          env=tuple(sorted((env or {}).items())), workdir=workdir,
+                          extra=("--init",) if init else ())
     entry = transport.state.record("container", node=node.name, name=name, runtime=runtime.name,
                                    options=list(runtime.options))
     return run_argv(runtime, container, argv, transport.container_entry(node)), entry

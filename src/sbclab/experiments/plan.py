@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .. import paths, profiles
 from .. import workloads as registry
-from ..cluster import calibration, spec as cluster_spec
+from ..cluster import calibration, containers, spec as cluster_spec
 from ..cluster.inventory import BoardAccess
 from ..cluster.nodes import default_backend
 from ..cluster.spec import ClusterSpec
@@ -174,12 +174,14 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
             boards_beside = workers - 1 if layout == "master-is-worker" else workers
             return [(h.name, h.role) for h in boards.inventory.first_workers(boards_beside).hosts]
         found = Plan(experiment, cells(experiment, node_names), completed_keys(store, on_boards=True), boards=boards)
+        _native_only_where_no_containers(found, "ssh", say)
         _board_specs(found)
         return found
     stored = completed_scales(store)
     found = Plan(experiment, cells(experiment), set(stored))
     settings = experiment.cluster
     backend = backend_for(settings.backend, say)
+    _native_only_where_no_containers(found, backend, say)
     shapes = {}
     for cell in found.cells:
         if cell.shape in shapes:
@@ -218,6 +220,27 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         found.specs[cell.shape] = spec
     found.done = _done_at_scale(found, stored)
     return found
+
+
+def why_no_containers(backend: str) -> str | None:
+    """Why nodes of this backend cannot run containers here, in a few words; None when they can (the
+    nodes themselves are asked again when their cluster comes up, containers.runtime_on)."""
+    if backend == "ssh":
+        return "the node image is built on this host only, not on boards"
+    if backend != "emulated":
+        return "containers need emulated nodes (root and cgroups); these nodes are plain processes of this host"
+    found = containers.runtime_here()
+    return found if isinstance(found, str) else None
+
+
+def _native_only_where_no_containers(found: Plan, backend: str, say) -> None:
+    """The container cells dropped, said once, where no container can run: the native cells go ahead."""
+    if not any(c.runtime == "container" for c in found.cells):
+        return
+    reason = why_no_containers(backend)
+    if reason:
+        say(f"no container cells: {reason}; the native cells go ahead")
+        found.cells = [c for c in found.cells if c.runtime != "container"]
 
 
 def _engines(found: Plan, shape) -> tuple[str, ...]:

@@ -42,7 +42,8 @@ def timed_on(stack: Stack, node, argv: list[str], env: dict[str, str], log: Path
         marks.command_started(label)
     started_at = datetime.now(timezone.utc)
     start = time.monotonic()
-    status = stack.transport.run(node, argv, env, log, timeout_s=timeout_s, label=label, on_host=on_host)
+    run_argv, run_env = (argv, env) if on_host else stack.command(node, argv, env)
+    status = stack.transport.run(node, run_argv, run_env, log, timeout_s=timeout_s, label=label, on_host=on_host)
     wall = time.monotonic() - start
     finished_at = datetime.now(timezone.utc)
     if marks is not None:
@@ -88,8 +89,8 @@ def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, tim
     fs_cmd = shlex.join(stack.java(master, "org.apache.hadoop.fs.FsShell", fs_args))
     script = f"set -o pipefail; {fs_cmd} | {{ {shell_tail}; }} > {shlex.quote(str(result))}"
     try:
-        status = stack.transport.run(master, ["bash", "-c", script], stack.env(master), log, timeout_s=timeout_s,
-                                   label=f"hdfs dfs {fs_args[0]} | {shell_tail.split()[0]}")
+        status = stack.transport.run(master, *stack.command(master, ["bash", "-c", script], stack.env(master)), log,
+                                     timeout_s=timeout_s, label=f"hdfs dfs {fs_args[0]} | {shell_tail.split()[0]}")
         if status != 0:
             raise SbclabError(f"Reading {' '.join(fs_args[1:])} from HDFS through '{shell_tail}' failed "
                               f"(exit {status}).", f"Read {log}.")

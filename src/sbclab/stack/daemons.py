@@ -18,13 +18,14 @@ from typing import Protocol
 import requests
 
 from .. import paths
+from ..cluster import containers
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
 from . import config, distribution, sizing
 from .distribution import Distribution
 from .java import java_home
-from .record import StackRecord
+from .record import ContainerRecord, StackRecord
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,10 @@ def daemons_of(spec) -> tuple[Daemon, ...]:
     if spec.spark_manager == "standalone":
         return NAMENODE, DATANODE, SPARK_MASTER, SPARK_WORKER
     return NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER
+
+
+# The label of a node's one long-lived container, where the stack runs when the runtime is container.
+NODE_CONTAINER = "node"
 
 
 def logs_dir(cluster: str) -> Path:
@@ -153,6 +158,62 @@ class Stack:
         return [str(self.java_home(node) / "bin" / "java"), *config.jvm_flags(self.spec.knobs), f"-Xmx{heap_mb}m",
                 "-cp", f"{layout.conf_dir}:{self.dist.spark_jars}/*", main_class, *args]
 
+    # --- where commands run: on the node, or in its container ----------------------------------
+
+    def in_container(self) -> bool:
+        return self.record.container is not None
+
+    def _runtime(self) -> containers.Runtime:
+        c = self.record.container
+        return containers.Runtime(c.runtime, c.version, tuple(c.options), tuple(c.run_options))
+
+    def node_container(self, node: NodeSpec) -> str:
+        return containers.container_name(self.spec.name, node.name, NODE_CONTAINER)
+
+    def command(self, node: NodeSpec, argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """A command of the stack as the node runs it: directly, or inside the node's container,
+        where it finds the same paths, network, host name and limits (the cluster's runtime)."""
+        if not self.in_container():
+            return argv, env
+        inside = containers.exec_argv(self._runtime(), self.node_container(node), argv, env,
+                                      entry=self.transport.container_entry(node))
+        return inside, self.transport.base_env(node)
+
+    def container_mounts(self, node: NodeSpec) -> tuple[containers.Mount, ...]:
+        """What of the node its container sees at the same paths: the distribution, the jobs and Java
+        read-only; the node's folder, disk and logs as they are."""
+        layout = self.layout(node)
+        shared = (self.dist.hadoop_home, self.dist.spark_home, self.dist.jobs_jar.parent, self.java_home(node))
+        own = dict.fromkeys((self.transport.node_dir(node), layout.disk, layout.log_dir))
+        return (tuple(containers.Mount(path.resolve(), path, read_only=True) for path in shared)
+                + tuple(containers.Mount(path.resolve(), path) for path in own))
+
+    def start_containers(self, timeout_s: float) -> None:
+        """Each node's container, running for the cluster's life: its daemons and the jobs' clients
+        are exec'd into it (Hajji & Tso ran one Docker container per Pi holding Spark and Hadoop). Its
+        processes stay in the node's cgroup and network namespace."""
+        record = self.record.container
+        image = containers.Image(record.image, record.image_digest, "", 0)
+        runtime = self._runtime()
+        for node in self.spec.nodes:
+            layout = self.layout(node)
+            self.transport.make_dirs(node, [path for path in (self.transport.node_dir(node), layout.disk,
+                                                              layout.log_dir)])
+            argv, _ = containers.wrap(self.transport, node, runtime, image, ["sleep", "infinity"], NODE_CONTAINER,
+                                      network="host", mounts=self.container_mounts(node), init=True)
+            self.transport.start(node, argv, self.transport.base_env(node), layout.log_dir / "container.out",
+                                 label="container", owned=False)
+        for node in self.spec.nodes:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                probe, env = self.command(node, ["true"], {})
+                if self.transport.capture(node, probe, env, timeout_s=60).status == 0:
+                    break
+                if time.monotonic() > deadline:
+                    raise SbclabError(f"The container on {node.name} did not start within {timeout_s:.0f} s.",
+                                      f"Read {self.transport.where(node, self.layout(node).log_dir / 'container.out')}.")
+                time.sleep(0.5)
+
     def _daemon_command(self, daemon: Daemon, node: NodeSpec) -> tuple[list[str], dict[str, str]]:
         heap = sizing.daemon_heap_mb(daemon.key, node)
         env = self.env(node)
@@ -205,7 +266,8 @@ class Stack:
         argv = self.java(node, NAMENODE.main_class, ["-format", "-nonInteractive", "-force",
                                                      "-clusterId", f"sbclab-{self.spec.name}"],
                          heap_mb=sizing.daemon_heap_mb(NAMENODE.key, node))
-        status = self.transport.run(node, argv, self.env(node), log, timeout_s=180, label="namenode -format")
+        status = self.transport.run(node, *self.command(node, argv, self.env(node)), log, timeout_s=180,
+                                    label="namenode -format")
         if status != 0:
             raise SbclabError(f"Formatting HDFS on {node.name} failed (exit {status}).", f"Read {log}.")
 
@@ -215,7 +277,7 @@ class Stack:
                 for port_name in daemon.ports:
                     _check_port_free(node, config.port(self.spec, node, port_name), daemon.title)
             layout = self.layout(node)
-            argv, env = self._daemon_command(daemon, node)
+            argv, env = self.command(node, *self._daemon_command(daemon, node))
             # A daemon outlives the command that started it: not owned, stopped at teardown.
             proc = self.transport.start(node, argv, env, layout.log_dir / f"{daemon.key}.out",
                                         cwd=layout.log_dir, label=daemon.key, owned=False)

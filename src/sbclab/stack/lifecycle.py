@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cluster import nodes
+from ..cluster import containers, nodes
 from ..cluster.inventory import BoardAccess
 from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
@@ -15,7 +15,7 @@ from . import config, deploy, distribution, presets, sizing
 from .daemons import Stack, logs_dir
 from .distribution import Distribution
 from .java import java_home, java_version
-from .record import StackRecord
+from .record import ContainerRecord, StackRecord
 
 
 @dataclass
@@ -69,11 +69,16 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
                                  if boards else None)
             if boards is not None:
                 deploy.to_boards(transport, record, local, logs_dir(spec.name))
+            if spec.runtime == "container":
+                record.container = _container_record(transport, progress)
             stack = Stack(transport, _as_seen_by_nodes(transport, local, record), record)
             record.configuration = stack.render()
             master_java = record.java.get(spec.master.name)
             record.versions = local.versions(java=master_java.version if master_java else java_version())
             record.save(state.root)
+            if stack.in_container():
+                progress(f"starting a {record.container.runtime} container on every node ({record.container.image})")
+                stack.start_containers(timeout_s)
             progress("starting daemons")
             stack.start_all(timeout_s)
             transport.finish_shaping()
@@ -85,6 +90,18 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
             nodes.remove(transport)
             raise
     return Cluster(state, transport, stack)
+
+
+def _container_record(transport, progress) -> ContainerRecord:
+    """The runtime the nodes run their containers with and the node image, built here if need be;
+    refused with the reason where no runtime can run a node's containers."""
+    runtime = containers.runtime_on(transport, transport.spec.master)
+    if isinstance(runtime, str):
+        raise SbclabError(f"The cluster's runtime is container, but {runtime}.",
+                          "Run its cells with runtime native, or install podman (make setup).")
+    image = containers.image_for(transport, runtime, progress)
+    return ContainerRecord(runtime=runtime.name, version=runtime.version, options=list(runtime.options),
+                           run_options=list(runtime.run_options), image=image.tag, image_digest=image.digest)
 
 
 def attach(name: str) -> Cluster:

@@ -18,6 +18,21 @@ class JavaOnNode(BaseModel):
     version: str = Field(description="the first line of `java -version`")
 
 
+class ContainerRecord(BaseModel):
+    """The container runtime and node image every node of the cluster runs its stack in."""
+
+    runtime: str
+    version: str
+    options: list[str] = []
+    run_options: list[str] = []
+    image: str
+    image_digest: str
+
+    def summary(self) -> dict[str, str]:
+        """What a run records of it."""
+        return {"runtime": self.runtime, "version": self.version, "image": self.image, "image_digest": self.image_digest}
+
+
 class StackRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -27,6 +42,8 @@ class StackRecord(BaseModel):
     java: dict[str, JavaOnNode] = Field(default_factory=dict, description="boards: the Java each runs the stack on")
     deploy: dict[str, list[str]] = Field(default_factory=dict, description="boards: what deploying changed on each")
     dist_dir: str | None = Field(None, description="boards: where Hadoop and Spark live on every board")
+    container: ContainerRecord | None = Field(None, description="the runtime and image of the nodes' containers, "
+                                              "where the cluster's runtime is container")
 
     @classmethod
     def load(cls, cluster_root: Path) -> "StackRecord":
