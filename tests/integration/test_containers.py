@@ -6,6 +6,7 @@ import os
 import shutil
 import time
 
+import psutil
 import pytest
 
 from sbclab import workloads
@@ -14,7 +15,7 @@ from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.stack import lifecycle
 
-from .conftest import NOTHING, leaked, remove_if_left, runner, small_spec
+from .conftest import MECHANICS_BOARD, NOTHING, OVERSUBSCRIBED, leaked, measure, remove_if_left, runner, small_spec
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="containers inside emulated nodes need root"),
               pytest.mark.skipif(not shutil.which("podman") or not shutil.which("mmdebstrap"),
@@ -105,4 +106,32 @@ def test_a_containers_processes_are_the_nodes_and_teardown_removes_what_was_left
         while "sbclab-ctrcpu-worker1-left" not in containers.leftover_names() and time.monotonic() < deadline:
             time.sleep(0.5)
         assert "sbclab-ctrcpu-worker1-left" in containers.leftover_names()
+    assert leaked() == NOTHING
+
+
+def test_spark_standalone_in_containers_runs_wordcount_inside_each_nodes_container(image, tmp_path):
+    """Hajji & Tso's second phase: HDFS and Spark's standalone manager with every daemon and the job's
+    client in a container on its node (one per node, exec'd into); the run says which image."""
+    name = "ictrspk"
+    remove_if_left(name)
+    assert leaked() == NOTHING
+    spec = small_spec(name, board=MECHANICS_BOARD, cores=OVERSUBSCRIBED, subnet="10.230.0.0/24",
+                      spark_manager="standalone").model_copy(update={"runtime": "container"})
+    try:
+        up = lifecycle.up(spec)
+        assert {f"sbclab-{name}-{n.name}-node" for n in spec.nodes} <= set(containers.leftover_names())
+        worker = spec.worker_nodes[0]
+        # The JVM itself, not the podman client that exec'd it (whose command line names it too).
+        daemon = next(p for p in psutil.process_iter(["cmdline"]) if (p.info["cmdline"] or [""])[0].endswith("/java")
+                      and "org.apache.spark.deploy.worker.Worker" in p.info["cmdline"]
+                      and f"/{name}/nodes/{worker.name}/" in " ".join(p.info["cmdline"]))
+        # In a process namespace of the container's, in the node's cgroup.
+        assert os.readlink(f"/proc/{daemon.pid}/ns/pid") != os.readlink("/proc/self/ns/pid")
+        assert f"/sbclab/{name}/{worker.name}" in open(f"/proc/{daemon.pid}/cgroup").read()
+        run = measure(up, tmp_path / "results", "wordcount", "spark", size_bytes=4 * 10**6)
+        assert run.valid, [c for c in run.validity.checks if not c.passed]
+        assert run.cluster.runtime == "container" and run.cluster.spark_manager == "standalone"
+        assert run.cluster.container["image_digest"] == image.digest
+    finally:
+        remove_if_left(name)
     assert leaked() == NOTHING
