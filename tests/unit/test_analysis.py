@@ -60,18 +60,19 @@ def test_energy_cost_per_year_reproduces_bauns_example():
     assert derived.energy_cost_per_year(26, derived.Costs()) == pytest.approx(56.98, abs=0.01)
 
 
+def _stored(tmp_path: Path, doc: dict):
+    """A run document written and read back as the store reads it."""
+    path = tmp_path / f"{doc['run_id']}.json"
+    path.write_text(json.dumps(doc))
+    return load(path)
+
+
 def _results_with_repetitions(tmp_path: Path, times_by_workers: dict[int, list[float]]) -> list:
     """Copies of the recorded TeraSort with other worker counts and wall times."""
     raw = json.loads((RESULTS / "runs" / f"{TERASORT}.json").read_text())
-    runs = []
-    for workers, times in times_by_workers.items():
-        for i, t in enumerate(times):
-            doc = {**raw, "run_id": f"{TERASORT}-{workers}-{i}", "wall_time_s": t,
-                   "cluster": {**raw["cluster"], "workers": workers}}
-            path = tmp_path / f"{doc['run_id']}.json"
-            path.write_text(json.dumps(doc))
-            runs.append(load(path))
-    return runs
+    return [_stored(tmp_path, {**raw, "run_id": f"{TERASORT}-{workers}-{i}", "wall_time_s": t,
+                               "cluster": {**raw["cluster"], "workers": workers}})
+            for workers, times in times_by_workers.items() for i, t in enumerate(times)]
 
 
 def test_speedup_and_efficiency_from_cells(tmp_path):
@@ -167,12 +168,10 @@ def _setup_runs(tmp_path: Path, setups: dict[tuple[str, str], list[float]]) -> l
             measured = {name: {**figures, "disk_write_bytes": int(t * 1e6) if name == judged else 1,
                                "mem_used_mean_bytes": int(t * 2e6) if name == judged else 1}
                         for name, figures in raw["measurements"]["nodes"].items()}
-            doc = {**raw, "run_id": f"{TERASORT}-{layout}-{runtime}-{i}", "wall_time_s": t,
-                   "cluster": {**raw["cluster"], "layout": layout, "runtime": runtime, "nodes": nodes},
-                   "measurements": {**raw["measurements"], "nodes": measured}}
-            path = tmp_path / f"{doc['run_id']}.json"
-            path.write_text(json.dumps(doc))
-            runs.append(load(path))
+            runs.append(_stored(tmp_path, {
+                **raw, "run_id": f"{TERASORT}-{layout}-{runtime}-{i}", "wall_time_s": t,
+                "cluster": {**raw["cluster"], "layout": layout, "runtime": runtime, "nodes": nodes},
+                "measurements": {**raw["measurements"], "nodes": measured}}))
     return runs
 
 
