@@ -109,9 +109,10 @@ def test_a_containers_processes_are_the_nodes_and_teardown_removes_what_was_left
     assert leaked() == NOTHING
 
 
-def test_spark_standalone_in_containers_runs_wordcount_inside_each_nodes_container(image, tmp_path):
+def test_spark_standalone_in_containers_runs_sort_inside_each_nodes_container(image, tmp_path):
     """Hajji & Tso's second phase: HDFS and Spark's standalone manager with every daemon and the job's
-    client in a container on its node (one per node, exec'd into); the run says which image."""
+    client in a container on its node (one per node, exec'd into); Sort's input written by Spark, as
+    no YARN runs to take MapReduce's RandomWriter; the run says which image."""
     name = "ictrspk"
     remove_if_left(name)
     assert leaked() == NOTHING
@@ -128,7 +129,7 @@ def test_spark_standalone_in_containers_runs_wordcount_inside_each_nodes_contain
         # In a process namespace of the container's, in the node's cgroup.
         assert os.readlink(f"/proc/{daemon.pid}/ns/pid") != os.readlink("/proc/self/ns/pid")
         assert f"/sbclab/{name}/{worker.name}" in open(f"/proc/{daemon.pid}/cgroup").read()
-        run = measure(up, tmp_path / "results", "wordcount", "spark", size_bytes=4 * 10**6)
+        run = measure(up, tmp_path / "results", "sort", "spark", size_bytes=4 * 10**6)
         assert run.valid, [c for c in run.validity.checks if not c.passed]
         assert run.cluster.runtime == "container" and run.cluster.spark_manager == "standalone"
         assert run.cluster.container["image_digest"] == image.digest

@@ -28,11 +28,16 @@ def random_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[s
     inputs.forget(ctx, key)
     run_id = new_id("input", "randomwriter")
     maps = 2 * ctx.cluster.spec.workers
-    ctx.progress(f"Hadoop RandomWriter: {size_bytes:,} bytes into {key} (Sort input)")
     ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", key], ctx.job_log(run_id, "cleanup"))
-    outcome = hadoop_example(ctx, run_id, "randomwriter", [
-        "randomwriter", f"-Dmapreduce.randomwriter.totalbytes={size_bytes}",
-        f"-Dmapreduce.randomwriter.bytespermap={max(1, size_bytes // maps)}", key])
+    if ctx.cluster.spec.spark_manager == "standalone":
+        # No YARN to run MapReduce: Spark writes records of randomwriter's shape (java/jobs RandomWriter).
+        ctx.progress(f"Spark RandomWriter: {size_bytes:,} bytes into {key} (Sort input)")
+        outcome, _, _, _ = spark_job(ctx, run_id, "randomwriter", "RandomWriter", [str(size_bytes), key, str(maps)])
+    else:
+        ctx.progress(f"Hadoop RandomWriter: {size_bytes:,} bytes into {key} (Sort input)")
+        outcome = hadoop_example(ctx, run_id, "randomwriter", [
+            "randomwriter", f"-Dmapreduce.randomwriter.totalbytes={size_bytes}",
+            f"-Dmapreduce.randomwriter.bytespermap={max(1, size_bytes // maps)}", key])
     if outcome.exit_status != 0:
         raise SbclabError(f"RandomWriter of {size_bytes} bytes failed, so Sort cannot run.", f"Read {outcome.log}.")
     summary = _check(ctx, run_id, key, total_order=False)
