@@ -42,7 +42,8 @@ def web_cell(name: str, subnet: str, runtime: str, results: ResultsStore):
         cluster = lifecycle.bare_cluster(transport)
         web = workloads.get("web")
         done = runner(cluster, results, SETTINGS).measure(
-            web, "node", web.parameters(None, {"node": "worker1", "doc_size": "1KB", "step": 100, "step_seconds": 2,
+            web, "node", web.parameters(None, {"node": "worker1", "doc_size": "1KB",
+                                              "step": round(100 / spec.scale.factor), "step_seconds": 2,
                                               "max_rate": 300}))
     return results.runs_matching({done.run_id})[0]
 

@@ -68,3 +68,19 @@ def test_each_step_of_a_web_ramp_is_a_phase_asking_for_its_servers_cpu():
     assert [(p["name"], p["start"], p["end"], p["cpu_of"]) for p in found] == [
         ("web 100 req/s", 10.0, 20.0, "worker1"), ("web 200 req/s", 20.5, 30.5, "worker1")]
     assert phases.web_steps({"steps": [{"rate": 100}]}) == []  # a run stored before steps were timed
+
+
+def _step(rate: int, sustained: bool) -> dict:
+    replies = rate * 10 if sustained else rate * 5
+    return {"rate": rate, "requests": rate * 10, "replies": replies, "replies_per_s": replies / 10, "errors": 0,
+            "ok_replies": replies}
+
+
+def test_the_ramp_rises_by_its_step_then_halves_the_gap_to_the_first_failed_rate():
+    assert web.next_rate([_step(17, True)], 17, 1000) == 34
+    assert web.next_rate([_step(17, True), _step(34, True)], 17, 50) is None  # max_rate reached
+    # 100 KB on a slow link: the first step already fails, so the peak is looked for below it.
+    assert web.next_rate([_step(17, False)], 17, 1000) == 8
+    ramp = [_step(100 * i, True) for i in range(1, 12)] + [_step(1200, False)]
+    assert web.next_rate(ramp, 100, 5000) == 1150
+    assert web.next_rate(ramp + [_step(1150, True)], 100, 5000) is None  # within 5 % of 1200

@@ -239,10 +239,12 @@ def _scale_work(raw: dict[str, Any], work: float, planned: Planned) -> None:
             planned.notes.append(f"{name}: {given['maps']} of the seed's {full['maps']} maps (--work {work:g}); the "
                                  "speedup is judged on the model fitted to our runs (fixed + parallel / workers) at "
                                  "the seed's work")
-        if isinstance(full.get("seconds"), (int, float)):
-            given["seconds"] = max(1, round(full["seconds"] * work))
-            planned.notes.append(f"{name}: measured for {given['seconds']} s instead of {full['seconds']} s (--work "
-                                 f"{work:g}); its rates are the same, their spread wider")
+        for timed in ("seconds", "step_seconds"):  # a benchmark's time, or each step's of a ramp
+            if isinstance(full.get(timed), (int, float)):
+                given[timed] = max(1, round(full[timed] * work))
+                planned.notes.append(f"{name}: measured for {given[timed]} s instead of {full[timed]} s "
+                                     f"{'a step ' if timed == 'step_seconds' else ''}(--work {work:g}); its rates "
+                                     "are the same, their spread wider")
 
 
 def _shared_factor(raw: dict[str, Any]) -> float:

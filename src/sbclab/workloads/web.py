@@ -1,7 +1,9 @@
 """Web-serving capacity, Hajji & Tso's method (2016, Fig. 4): nginx serves a static document from a
-worker; httperf on the master raises the request rate in steps of 100 req/s until the replies fall
-short of the requests or errors appear. The highest sustained rate, the network throughput there
-and the worker's CPU are the result, for each document size. Both ends stay on the cluster network:
+worker; httperf on the master raises the request rate in steps of 100 req/s (of the board's: times
+the scale factor on an emulated node) until the replies fall short of the requests or errors
+appear, then halves the gap to the first failed rate until the peak is known within 5 %. The
+highest sustained rate, the network throughput there and the worker's CPU are the result, for
+each document size. Both ends stay on the cluster network:
 nginx listens on the worker's cluster address only.
 
 With the cluster's runtime `container`, nginx serves from a container on the worker, behind the
@@ -23,6 +25,7 @@ from .base import Attempt, NodeBenchmark, RunContext, timed
 DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
 PORT = 8080
 SUSTAINED = 0.95  # replies per second at least this share of the offered rate, and no errors
+RESOLUTION = 0.05  # the peak is found to within this share of the lowest rate that was not sustained
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
@@ -79,6 +82,23 @@ def sustained(step: dict, rate: int) -> bool:
             and step["replies_per_s"] >= SUSTAINED * rate)
 
 
+def next_rate(steps: list[dict], step: int, max_rate: int) -> int | None:
+    """The next rate to offer: the ramp's next step while every step was sustained; after the first
+    that was not, halfway between the highest sustained and the lowest failed rate, until they are
+    within RESOLUTION of each other (the seed's ramp of 100 req/s alone would put the peak of a slow
+    document, 98 req/s at 100 KB, at 0); None when the peak is found or max_rate reached."""
+    held = [s["rate"] for s in steps if sustained(s, s["rate"])]
+    failed = [s["rate"] for s in steps if not sustained(s, s["rate"])]
+    best = max(held, default=0)
+    if not failed:
+        following = best + step
+        return following if following <= max_rate else None
+    worst = min(failed)
+    if worst - best <= max(1, RESOLUTION * worst):
+        return None
+    return (best + worst) // 2
+
+
 class Web(NodeBenchmark):
     """nginx on a worker (the first, unless `node` names one), httperf from the master."""
 
@@ -105,7 +125,10 @@ class Web(NodeBenchmark):
         transport, client = ctx.transport, ctx.spec.master
         server = ctx.spec.node(params["node"])
         doc_kb = int(params["doc_size"].removesuffix("KB"))
-        step, step_seconds, max_rate = params["step"], params["step_seconds"], params["max_rate"]
+        # The seed's steps are of 100 req/s on a board; a node scaled by the factor serves that share of
+        # the board's rate, so its steps are that share too, and as many steps reach its peak.
+        step = max(1, round(params["step"] * ctx.spec.scale.factor))
+        step_seconds, max_rate = params["step_seconds"], params["max_rate"]
         # Written where the server node sees them: its own folder, on the board itself for real boards.
         root = transport.node_dir(server) / "web"
         docs = root / "docs"
@@ -138,18 +161,16 @@ class Web(NodeBenchmark):
             with serving():
                 _wait_listening(httperf, server.address)
                 rate = step
-                while rate <= max_rate:
+                while rate is not None:
                     began = time.time()
                     _, out, _ = httperf(["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
                                          "--rate", str(rate), "--num-conns", str(rate * step_seconds), "--timeout", "5"])
                     # Each step's time, so the server's CPU can be read at the peak rate, not over the ramp.
                     figures = {"rate": rate, "start": round(began, 3), "end": round(time.time(), 3), **parse_httperf(out)}
                     steps.append(figures)
-                    if not sustained(figures, rate):
-                        break
-                    rate += step
+                    rate = next_rate(steps, step, max_rate)
             good = [s for s in steps if sustained(s, s["rate"])]
-            peak = good[-1] if good else None
+            peak = max(good, key=lambda s: s["rate"]) if good else None
             result = {"doc_size": f"{doc_kb}KB", "server": server.name, "peak_rate": peak["rate"] if peak else 0,
                       "net_mbit_s_at_peak": round(peak["net_kb_s"] * 8 * 1024 / 1e6, 2)
                       if peak and peak["net_kb_s"] else None,
@@ -158,7 +179,7 @@ class Web(NodeBenchmark):
             if contained:
                 result.update(runtime="container", container=dict(container))
             checks = [Check(name="nginx answered", passed=bool(steps) and steps[0]["replies"] > 0,
-                            detail=f"{len(steps)} steps of {step} req/s"),
+                            detail=f"{len(steps)} steps, ramp of {step} req/s"),
                       Check(name="a sustained rate found", passed=peak is not None,
                             detail=f"peak {result['peak_rate']} req/s" if peak else f"not even {step} req/s")]
             return result, checks
