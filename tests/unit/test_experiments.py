@@ -136,3 +136,13 @@ def test_bring_up_names_the_master_of_each_layout():
     assert describe(build()) == "master + 2 x rpi4b-4gb/microsd-evo"
     assert describe(build(layout="desktop-master")) == "master (desktop-i5-9600k/nvme-p31-gen3) + 2 x rpi4b-4gb/microsd-evo"
     assert describe(build(layout="master-is-worker")) == "2 x rpi4b-4gb/microsd-evo, the first also the master"
+
+
+def test_container_cells_are_dropped_and_said_once_where_no_container_can_run(monkeypatch, tmp_path):
+    _fixed_host(monkeypatch)
+    said = []
+    e = model.parse({"workloads": ["pi"], "workers": [1], "repetitions": 2, "runtimes": ["native", "container"],
+                     "cluster": {"backend": "processes"}})
+    found = plan.prepare(e, tmp_path, say=said.append)
+    assert found.cells and {c.runtime for c in found.cells} == {"native"}
+    assert len(said) == 1 and "plain processes" in said[0] and "native cells go ahead" in said[0]
