@@ -169,7 +169,9 @@ def _setup_runs(tmp_path: Path, setups: dict[tuple[str, str], list[float]]) -> l
                                "mem_used_mean_bytes": int(t * 2e6) if name == judged else 1}
                         for name, figures in raw["measurements"]["nodes"].items()}
             runs.append(_stored(tmp_path, {
+                # Each cluster makes its own TeraGen input: which one does not define the cell.
                 **raw, "run_id": f"{TERASORT}-{layout}-{runtime}-{i}", "wall_time_s": t,
+                "parameters": {**raw["parameters"], "input_run_id": f"teragen-of-{layout}-{runtime}"},
                 "cluster": {**raw["cluster"], "layout": layout, "runtime": runtime, "nodes": nodes},
                 "measurements": {**raw["measurements"], "nodes": measured}}))
     return runs

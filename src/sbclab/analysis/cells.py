@@ -14,7 +14,7 @@ from ..units import format_size
 from .stats import Estimate, estimate, spread_warning
 
 # Parameters that say where data lives or how it was prepared, not what was measured.
-_NOT_DEFINING = {"output", "input", "reuse_input", "rows", "seed", "nodes", "hosts", "p", "q",
+_NOT_DEFINING = {"output", "input", "input_run_id", "reuse_input", "rows", "seed", "nodes", "hosts", "p", "q",
                  "cpu_period_us"}  # follows from the cluster, which the cell already names
 
 
