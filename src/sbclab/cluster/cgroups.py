@@ -22,6 +22,16 @@ ROOT = Path("/sys/fs/cgroup")
 CFS_PERIOD_US = 100_000
 MIN_QUOTA_US = 1000
 MIN_PERIOD_US = 5_000
+MAX_PERIOD_US = 1_000_000  # the kernel's longest CFS period
+
+
+def node_period_us(smallest_share: float) -> int:
+    """The node's CFS period: 100 ms, or longer where a share of a host core that small would need a
+    quota under the kernel's minimum of 1 ms (Baun's RPi B is 0.005 of a host core: clamped to 1 ms
+    of 100 it ran twice its speed), so the quota is exactly the share."""
+    if smallest_share <= 0 or smallest_share * CFS_PERIOD_US >= MIN_QUOTA_US:
+        return CFS_PERIOD_US
+    return min(MAX_PERIOD_US, math.ceil(MIN_QUOTA_US / smallest_share))
 
 
 def polling_period_us(smallest_share: float) -> int:
@@ -29,7 +39,7 @@ def polling_period_us(smallest_share: float) -> int:
     minimum of 1 ms, and not under 5 ms, where accounting overhead would grow."""
     if smallest_share <= 0:
         return CFS_PERIOD_US
-    return min(CFS_PERIOD_US, max(MIN_PERIOD_US, math.ceil(MIN_QUOTA_US / smallest_share)))
+    return min(node_period_us(smallest_share), max(MIN_PERIOD_US, math.ceil(MIN_QUOTA_US / smallest_share)))
 
 
 # Not blkio: a node's processes stay in the root blkio group, where the rule keyed by the node's own
@@ -111,18 +121,19 @@ class NodeCgroup:
     def limit_cpu(self, cpu_cores: float, vcpus: int = 0) -> None:
         """Limit the node to cpu_cores host cores; with vcpus, also split them into that many per-core
         groups of cpu_cores / vcpus each (cgroup v1)."""
-        quota = max(MIN_QUOTA_US, int(cpu_cores * CFS_PERIOD_US))
+        period = node_period_us(cpu_cores / max(1, vcpus))
+        quota = max(MIN_QUOTA_US, int(cpu_cores * period))
         if self.version == 2:
-            _write(ROOT / self.relative / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+            _write(ROOT / self.relative / "cpu.max", f"{quota} {period}")
         else:
             cpu = ROOT / "cpu" / self.relative
-            _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+            _write(cpu / "cpu.cfs_period_us", str(period))
             _write(cpu / "cpu.cfs_quota_us", str(quota))
-            per_core = max(MIN_QUOTA_US, int(cpu_cores / max(1, vcpus) * CFS_PERIOD_US))
+            per_core = max(MIN_QUOTA_US, int(cpu_cores / max(1, vcpus) * period))
             for i in range(vcpus):
                 d = cpu / f"vcpu{i}"
                 d.mkdir(exist_ok=True)
-                _write(d / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                _write(d / "cpu.cfs_period_us", str(period))
                 _write(d / "cpu.cfs_quota_us", str(per_core))
 
     def smallest_share(self) -> float:
