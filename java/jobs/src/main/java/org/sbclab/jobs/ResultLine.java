@@ -1,5 +1,6 @@
 package org.sbclab.jobs;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
@@ -40,8 +41,14 @@ final class ResultLine {
         return this;
     }
 
+    /**
+     * One write of the whole line: System.out's 128-byte buffer would hand a longer line to the pipe
+     * in pieces, and the driver's log lines on stderr, merged into the same log (one SSH channel),
+     * could land between them. A single write under the pipe's 4 KB atomic limit cannot be split.
+     */
     void print() {
-        System.out.println("SBCLAB_RESULT " + json + "}");
+        byte[] line = ("SBCLAB_RESULT " + json + "}\n").getBytes(StandardCharsets.UTF_8);
+        System.out.write(line, 0, line.length);
         System.out.flush();
     }
 }
