@@ -31,6 +31,9 @@ def common_factor(host) -> float:
 
 
 def measure(name, board, storage, subnet, host, factor):
+    # Writes the tests before left in this host's page cache are flushed now, not during a node's
+    # buffered write, whose end_fsync would then wait for them too.
+    os.sync()
     shaped, node = node_of(name, board, storage, subnet, host, factor)
     with nodes.bare(shaped) as transport:
         on = tools.on_node(transport, node)
