@@ -18,9 +18,9 @@ from sbclab.results.store import ResultsStore
 from .conftest import NOTHING, leaked
 
 
-def _reproduce(results, seed="lee-park-2026", table="table4", repetitions=2) -> subprocess.CompletedProcess:
+def _reproduce(results, seed="lee-park-2026", table="table4", repetitions=2, *more: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "sbclab.cli", "reproduce", seed, table, "--repetitions", str(repetitions),
-                           "--work", "0.1", "--idle-baseline", "0", "--results", str(results)],
+                           "--work", "0.1", "--idle-baseline", "0", "--results", str(results), *more],
                           capture_output=True, text=True, timeout=1200, env={**os.environ, "COLUMNS": "200"})
 
 
@@ -62,7 +62,9 @@ def test_bauns_rpi_b_runs_its_sysbench_table_at_its_own_clock(tmp_path):
     total time of sysbench 0.4's 10,000 requests, the 700 MHz row left without ours, one core's flat thread
     scaling judged."""
     results = tmp_path / "results"
-    done = _reproduce(results, "baun-2016", "table3", repetitions=1)
+    # The RPi B is 0.005 of a host core here, and its sampler runs on that share: at 2 Hz, behind
+    # sixteen sysbench threads, it misses samples and the run is flagged (docs/notes.md).
+    done = _reproduce(results, "baun-2016", "table3", 1, "--sample-hz", "0.5")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "439.68 | " in done.stdout and "circular" in done.stdout
     runs = list(ResultsStore(results).runs())
