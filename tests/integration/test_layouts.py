@@ -22,7 +22,7 @@ def test_a_master_that_is_a_worker_stores_blocks_and_runs_terasorts_tasks(combin
     daemons_on_master = {row["daemon"] for row in status["addresses"] if row["node"] == "master"}
     assert {"NameNode", "ResourceManager", "DataNode", "NodeManager"} <= daemons_on_master
     assert len(status["yarn_nodes"]) == 2
-    run = measure(combined, tmp_path / "results", "terasort", "hadoop", size_bytes=8 * 10**6)
+    run = measure(combined, tmp_path / "results", "terasort", "hadoop", size_bytes=4 * 10**6)
     assert run.valid, [c for c in run.validity.checks if not c.passed]
     assert run.cluster.layout == "master-is-worker"
     master = next(n for n in run.cluster.nodes if n.name == "master")

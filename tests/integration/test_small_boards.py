@@ -38,13 +38,17 @@ def test_two_1gb_boards_run_hadoop_wordcount_within_their_memory(tmp_path):
         no_oom_kills(up)
 
 
-def test_one_4gb_worker_holds_the_application_master_and_the_tasks_of_terasort(tmp_path):
+def test_one_4gb_worker_holds_the_application_master_and_the_tasks_of_a_job(tmp_path):
     """A 1-worker RPi 4B (4 GB) cluster: upstream's ApplicationMaster (1536 MB) and tasks (1024 MB)
-    side by side in its 3072 MB of containers."""
+    side by side in its 3072 MB of containers. WordCount's map and reduce containers are TeraSort's
+    size, in one job instead of TeraSort's three (TeraGen, TeraSort, TeraValidate)."""
     with module_cluster("ifour", board="rpi4b-4gb", storage="microsd", subnet="10.225.0.0/24", workers=1,
                         cores=OVERSUBSCRIBED) as up:
         assert sizing.yarn_share(up.spec.worker_nodes[0])[0] == 3072
-        run = measure(up, tmp_path / "results", "terasort", "hadoop", size_bytes=2 * 10**6)
+        run = measure(up, tmp_path / "results", "wordcount", "hadoop", size_bytes=2 * 10**6)
+        mapred = run.configuration["mapred-site"]
+        assert mapred.get("yarn.app.mapreduce.am.resource.mb", "1536") == "1536"
+        assert mapred.get("mapreduce.map.memory.mb", "1024") == mapred.get("mapreduce.reduce.memory.mb", "1024") == "1024"
         assert run.valid, [c for c in run.validity.checks if not c.passed]
         no_oom_kills(up)
 
