@@ -25,6 +25,7 @@ from sbclab.experiments.orchestrator import cluster_for
 from sbclab.results.store import ResultsStore
 from sbclab.stack import deploy, distribution
 from sbclab.stack.distribution import Distribution
+from sbclab.stack.versions import STACKS
 from sbclab.stack.record import StackRecord
 
 from .conftest import NOTHING, leaked, mechanics_spec, reachable, remove_if_left
@@ -256,7 +257,7 @@ def test_the_distribution_goes_over_once_and_whole(boards, tmp_path):
     node = cluster.spec.worker_nodes[0]
     there = cluster.transport.node_disk(node) / "dist"
     transport = _ssh_transport(inv, _known_hosts(boards, tmp_path / "kh"))
-    dist = Distribution(local / "hadoop-3.3.6", local / "spark-3.5.0", local / "sbclab-jobs.jar")
+    dist = Distribution(STACKS["lee-park-2026"], local / "hadoop-3.3.6", local / "spark-3.5.0", local / "sbclab-jobs.jar")
     log = tmp_path / "ship.log"
     try:
         board = transport.spec.node(node.name)
@@ -334,7 +335,7 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
         # the jar finds it there already.
         changes = StackRecord.load(state.root).deploy
         assert set(changes) == {n.name for n in cluster.spec.nodes}
-        assert {c for got in changes.values() for c in got} == {"copied sbclab-jobs.jar"}, changes
+        assert {c for got in changes.values() for c in got} == {f"copied {distribution.installed(check=False).jobs_jar.name}"}, changes
         daemons = sorted(e["pidfile"] for e in state.of_kind("remote_process"))
         assert len(daemons) == 3 + 2 * 2
         master_disk = cluster.transport.node_disk(cluster.spec.master) / "sbclab" / "sbclab" / "boards" / "data"

@@ -6,13 +6,14 @@ import pytest
 from sbclab.cluster import spec
 from sbclab.stack import config, sizing
 from sbclab.stack.distribution import Distribution
+from sbclab.stack.versions import STACKS
 
 GiB = 2**30
 
 
 @pytest.fixture
 def dist(tmp_path):
-    return Distribution(tmp_path / "hadoop", tmp_path / "spark", tmp_path / "jobs.jar")
+    return Distribution(STACKS["lee-park-2026"], tmp_path / "hadoop", tmp_path / "spark", tmp_path / "jobs.jar")
 
 
 def layout(tmp_path, node):

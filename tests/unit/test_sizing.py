@@ -12,6 +12,7 @@ from sbclab.errors import SbclabError
 from sbclab.experiments import model
 from sbclab.stack import config, daemons, lifecycle, sizing
 from sbclab.stack.distribution import Distribution
+from sbclab.stack.versions import STACKS
 
 GiB = 2**30
 
@@ -83,17 +84,17 @@ def test_spark_standalone_fits_1gb_workers_and_runs_no_mapreduce():
 def test_a_standalone_clusters_spark_defaults_name_its_master_and_every_core():
     cluster = build("rpi2b").model_copy(update={"spark_manager": "standalone"})
     layout = config.NodeLayout(conf_dir=Path("/c"), disk=Path("/d"), log_dir=Path("/l"))
-    dist = Distribution(Path("/h"), Path("/s"), Path("/j.jar"))
+    dist = Distribution(STACKS["lee-park-2026"], Path("/h"), Path("/s"), Path("/j.jar"))
     values = config.settings(cluster, cluster.master, layout, dist)["spark-defaults"]
     assert values["spark.master"] == f"spark://{cluster.master.address}:7077"
     assert values["spark.cores.max"] == "8" and values["spark.scheduler.minRegisteredResourcesRatio"] == "1.0"
     assert values["spark.executor.memory"] == "512m"
 
 
-def test_the_spark_manager_layout_and_runtime_key_a_cell_only_when_they_are_not_the_first_ones():
-    raw = {"workloads": ["pi"], "engines": ["spark"], "repetitions": 1}
+def test_the_spark_manager_layout_runtime_and_stack_key_a_cell_only_when_they_are_not_the_first_ones():
+    raw = {"workloads": ["pi"], "engines": ["spark"], "repetitions": 1, "stacks": ["lee-park-2026"]}
     yarn = model.cells(model.parse(raw))[0]
-    later = ("spark_manager", "layout", "runtime")
+    later = ("spark_manager", "layout", "runtime", "stack")
     digest = json_digest({k: v for k, v in yarn.model_dump().items() if k not in later})
     assert yarn.key == digest, "the cells stored before the dimensions keep their keys"
     standalone = model.cells(model.parse({**raw, "cluster": {"spark_manager": "standalone"}}))[0]
@@ -104,6 +105,9 @@ def test_the_spark_manager_layout_and_runtime_key_a_cell_only_when_they_are_not_
     assert yarn.key in {c.key for c in swept}
     assert "master-is-worker container" in next(c for c in swept if c.layout != "separate-master"
                                                 and c.runtime == "container").label()
+    stacks = model.cells(model.parse({**raw, "stacks": ["lee-park-2026", "current"]}))
+    assert stacks[0].key == yarn.key and stacks[1].key != yarn.key and stacks[1].shape[-1] == "current"
+    assert "current" in stacks[1].label()
 
 
 def json_digest(fields: dict) -> str:

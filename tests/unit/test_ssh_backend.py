@@ -22,6 +22,7 @@ from sbclab.errors import SbclabError
 from sbclab.stack import sizing
 from sbclab.stack.daemons import Stack
 from sbclab.stack.distribution import Distribution
+from sbclab.stack.versions import STACKS
 from sbclab.stack.java import pick_java
 from sbclab.stack.record import StackRecord
 
@@ -69,7 +70,7 @@ def test_a_board_gets_the_stacks_variables_only(backend):
 def test_files_of_the_cluster_live_under_its_folder_on_each_board(backend):
     node = backend.spec.worker_nodes[0]
     root = Path(inventory.load(EXAMPLE).host(node.name).data_dir) / "sbclab" / "pis"
-    local = Distribution(Path("/cache/hadoop-3.3.6"), Path("/cache/spark-3.5.0"), Path("/src/jobs/sbclab-jobs.jar"))
+    local = Distribution(STACKS["lee-park-2026"], Path("/cache/hadoop-3.3.6"), Path("/cache/spark-3.5.0"), Path("/src/jobs/sbclab-jobs.jar"))
     stack = Stack(backend, local.relocated(Path("/opt/sbclab")), StackRecord(dist_dir="/opt/sbclab"))
     layout = stack.layout(node)
     assert (layout.conf_dir, layout.disk, layout.log_dir) == (root / "conf", root / "data", root / "logs")

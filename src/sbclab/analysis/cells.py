@@ -61,8 +61,8 @@ def size_of(run: RunRecord) -> int | None:
 
 def setup_of(cluster: ClusterShape) -> str:
     """The cluster's choices that differ from the first clusters sbclab made, in a few words."""
-    chosen = (cluster.spark_manager, cluster.layout, cluster.runtime)
-    return " ".join(value for value in chosen if value not in ("yarn", "separate-master", "native"))
+    chosen = (cluster.spark_manager, cluster.layout, cluster.runtime, cluster.stack)
+    return " ".join(value for value in chosen if value not in ("yarn", "separate-master", "native", "lee-park-2026"))
 
 
 @dataclass(frozen=True, order=True)

@@ -55,11 +55,13 @@ class Matrix:
     backend: str | None
     layouts: str | None
     runtimes: str | None
+    stacks: str | None
 
     def over(self, raw: dict) -> dict:
         flags = {"workloads": names(self.workloads), "engines": names(self.engines), "workers": self.workers,
                  "sizes": names(self.sizes), "storage": names(self.storage), "presets": names(self.presets),
-                 "repetitions": self.repetitions, "layouts": names(self.layouts), "runtimes": names(self.runtimes)}
+                 "repetitions": self.repetitions, "layouts": names(self.layouts), "runtimes": names(self.runtimes),
+                 "stacks": names(self.stacks)}
         raw = {**raw, **{k: v for k, v in flags.items() if v is not None}}
         cluster = raw.get("cluster") or {}
         if not isinstance(cluster, dict):
@@ -82,6 +84,7 @@ matrix_options = bundle(Matrix, [
     click.option("--backend", type=click.Choice(cluster_spec.BACKENDS), default=None),
     click.option("--layouts", help=f"Where the master's daemons run, comma-separated: {', '.join(cluster_spec.LAYOUTS)}."),
     click.option("--runtimes", help="native, container or both: the nodes' processes directly or in OCI containers."),
+    click.option("--stacks", help="Named Hadoop and Spark versions, comma-separated (see 'sbclab stack list')."),
 ], "matrix")
 
 
@@ -89,10 +92,10 @@ def show_shapes(found: plan.Plan) -> None:
     """Each cluster shape with the scale it runs at and what limits that scale."""
     rows = []
     for shape, spec in found.specs.items():
-        storage, preset, workers, layout, runtime = shape
+        storage, preset, workers, layout, runtime, stack = shape
         own = found.own_scales.get(shape, spec.scale)
         emulated = spec.backend == "emulated"
-        setup = " ".join(v for v in (layout, runtime) if v not in ("separate-master", "native"))
+        setup = " ".join(v for v in (layout, runtime, stack) if v not in ("separate-master", "native", "lee-park-2026"))
         rows.append([f"{workers} x {spec.board}/{spec.storage}" + (f" {setup}" if setup else ""), preset,
                      f"{spec.scale.factor:.4g}" if emulated else "1 (real nodes)" if spec.backend == "ssh" else "-",
                      f"{spec.scale.memory_factor:.3g}" if emulated else "-",

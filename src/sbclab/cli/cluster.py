@@ -32,7 +32,7 @@ def cluster_up(shape: Shape, boards: Boards):
     the same boards checks all of that and changes nothing."""
     spec, access = boards.of_inventory(shape.name, shape.preset)
     if spec is not None:
-        spec = spec.model_copy(update={"spark_manager": shape.spark_manager})
+        spec = spec.model_copy(update={"spark_manager": shape.spark_manager, "stack": shape.stack})
         doctor.preflight(access.inventory, None, None, shape.preset, Path(access.known_hosts), access.accept_new_host_keys,
                          deploying=True, say=say, tunnels=spec.web_uis == "loopback")
         if shape.name in ClusterState.names():
@@ -44,7 +44,7 @@ def cluster_up(shape: Shape, boards: Boards):
                              preset=shape.preset, backend=plan.backend_for(shape.backend, say), subnet=shape.subnet,
                              disk_size=shape.disk_size, scale_factor=shape.scale_factor, knobs=boards.knobs(),
                              spark_manager=shape.spark_manager, layout=shape.layout,
-                             master_board=shape.master_board, say=say)
+                             master_board=shape.master_board, stack=shape.stack, say=say)
     result = lifecycle.up(spec, timeout_s=shape.timeout, progress=say, boards=access, dist_dir=boards.dist_dir)
     cluster_status(lifecycle.status(result))
     say(f"cluster '{shape.name}' is up in {result.stack.record.bring_up_s:.1f} s; take it down with "

@@ -18,6 +18,7 @@ from ..cluster.remote import DEFAULT_KNOWN_HOSTS
 from ..errors import SbclabError
 from ..experiments.model import ClusterSettings
 from ..monitor.settings import MonitorSettings
+from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
 from ..units import parse_size
 
@@ -92,6 +93,7 @@ class Shape:
     spark_manager: str
     layout: str
     master_board: str | None
+    stack: str
 
     def settings(self, knobs: tuple[str, ...] = ()) -> ClusterSettings:
         return ClusterSettings(name=self.name, board=self.board, backend=self.backend, subnet=self.subnet,
@@ -127,6 +129,8 @@ shape_options = bundle(Shape, [
                       "one of --workers), or a desktop (--master-profile) beside the board workers."),
     click.option("--master-profile", "master_board", default=None,
                  help=f"The desktop-master layout's master (default {cluster_spec.DESKTOP_MASTER})."),
+    click.option("--stack", default=stack_versions.DEFAULT, show_default=True,
+                 help="Named Hadoop and Spark versions (see 'sbclab stack list')."),
 ], "shape")
 
 

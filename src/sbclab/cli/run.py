@@ -37,5 +37,6 @@ def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, m
         settings = settings.model_copy(update={"backend": "ssh", "board": spec.board})
         workers, storage = spec.workers, spec.storage
     experiment = builtin.main_job(settings, storage, shape.preset, workers, size_bytes, repetitions, pi_maps,
-                                  pi_samples, monitoring.settings(), layout=shape.layout)
+                                  pi_samples, monitoring.settings(), layout=shape.layout,
+                                  stack=shape.stack)
     run_and_report(experiment, results, LineDisplay(say), access, boards.dist_dir, purge_boards=False)

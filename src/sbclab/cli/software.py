@@ -10,7 +10,8 @@ import yaml
 from .. import atomic, profiles
 from ..cluster import calibration, spec as cluster_spec
 from ..data import airline
-from ..stack import distribution
+from ..errors import SbclabError
+from ..stack import distribution, versions as stack_versions
 from .options import size
 from .output import console, say, table
 
@@ -20,15 +21,44 @@ def stack_group():
     """The Hadoop and Spark distributions sbclab deploys."""
 
 
+def _runnable() -> list[str]:
+    return [s.name for s in stack_versions.STACKS.values() if s.unavailable is None]
+
+
 @stack_group.command("fetch")
+@click.option("--stack", "names", default="all", show_default=True,
+              help="Which stacks, comma-separated ('sbclab stack list'); all = every stack that runs here.")
 @click.option("--refresh", is_flag=True, help="Fetch again even if the cache looks complete.")
-def stack_fetch(refresh):
-    """Assemble Hadoop and Spark from Maven Central into the cache (once), build sbclab's Spark jobs."""
-    dist = distribution.fetch(refresh=refresh)
-    distribution.installed()
-    for key, value in dist.versions().items():
-        console.print(f"{key}: {value}")
-    console.print(f"hadoop: {dist.hadoop_home}\nspark: {dist.spark_home}\njobs: {dist.jobs_jar}")
+def stack_fetch(names, refresh):
+    """Assemble each stack's Hadoop and Spark from Maven Central into the cache (once per version) and
+    build sbclab's jobs against it."""
+    chosen = _runnable() if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+    for name in chosen:
+        stack_versions.check(name)
+    for name in chosen:
+        say(f"stack {name}: fetching what the cache lacks")
+        dist = distribution.fetch(name, refresh=refresh)
+        distribution.installed(name)
+        console.print(", ".join(f"{key} {value}" for key, value in dist.versions().items()))
+        console.print(f"  hadoop: {dist.hadoop_home}\n  spark: {dist.spark_home}\n  jobs: {dist.jobs_jar}")
+
+
+@stack_group.command("list")
+def stack_list():
+    """Every named stack: its versions, the Java it runs on, whether it is fetched."""
+    rows = []
+    for stack in stack_versions.STACKS.values():
+        if stack.unavailable:
+            state = f"cannot run here: {stack.unavailable}"
+        else:
+            try:
+                distribution.require_fetched(distribution.installed(stack.name, check=False))
+                state = "fetched"
+            except SbclabError:
+                state = "not fetched ('sbclab stack fetch')"
+        rows.append([stack.name + (" (default)" if stack.name == stack_versions.DEFAULT else ""), stack.hadoop,
+                     f"{stack.spark} (Scala {stack.scala})", ", ".join(map(str, stack.java)), stack.description, state])
+    console.print(table("Stacks", ["name", "Hadoop", "Spark", "Java", "what", "here"], rows))
 
 
 @click.group("profiles")

@@ -108,6 +108,9 @@ class ClusterSpec(BaseModel):
     # Whether each node's processes run on it directly or inside an OCI container on it (Hajji &
     # Tso's native and Docker), cluster/containers.py.
     runtime: Literal[RUNTIMES] = "native"
+    # The named versions it runs (stack/versions.py), as a name this layer only carries; a cluster
+    # recorded before stacks had names ran the first one.
+    stack: str = "lee-park-2026"
 
     @property
     def master(self) -> NodeSpec:

@@ -9,6 +9,7 @@ run by the same orchestrator.
 from typing import Any
 
 from ..monitor.settings import MonitorSettings
+from ..stack import versions as stack_versions
 from .model import BetweenRuns, ClusterSettings, Experiment, parse
 
 # `micro --benchmarks` names and the workloads they run.
@@ -21,10 +22,12 @@ def _cluster(settings: ClusterSettings) -> dict[str, Any]:
 
 
 def main_job(cluster: ClusterSettings, storage: str, preset: str, workers: int, size_bytes: int, repetitions: int,
-             pi_maps: int, pi_samples: int, monitor: MonitorSettings, layout: str = "separate-master") -> Experiment:
+             pi_maps: int, pi_samples: int, monitor: MonitorSettings, layout: str = "separate-master",
+             stack: str = stack_versions.DEFAULT) -> Experiment:
     """TeraSort on Hadoop (its TeraGen input made first, TeraValidate after) and Pi on Spark."""
     return parse({
         "name": "main job", "cluster": _cluster(cluster), "workloads": ["terasort", "pi"], "layouts": [layout],
+        "stacks": [stack],
         "engines_of": {"terasort": ["hadoop"], "pi": ["spark"]}, "workers": [workers], "sizes": [size_bytes],
         "storage": [storage], "presets": [preset], "repetitions": repetitions,
         "parameters": {"pi": {"maps": pi_maps, "samples_per_map": pi_samples}},

@@ -48,7 +48,7 @@ def shape(cluster: Cluster) -> ClusterShape:
     return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
                         shaped=cluster.transport.shaped, workers=spec.workers, board=spec.board, storage=spec.storage,
                         preset=spec.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state),
-                        spark_manager=spec.spark_manager, layout=spec.layout, runtime=spec.runtime,
+                        spark_manager=spec.spark_manager, layout=spec.layout, runtime=spec.runtime, stack=spec.stack,
                         container=cluster.stack.record.container.summary() if cluster.stack.record.container else {})
 
 

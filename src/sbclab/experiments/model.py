@@ -21,6 +21,7 @@ from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
 from ..stack.config import SETTINGS_FILES
+from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
 from ..units import format_size, parse_size
 
@@ -99,6 +100,8 @@ class Experiment(BaseModel):
     presets: list[str] = ["paper"]
     layouts: list[Literal[LAYOUTS]] = Field(["separate-master"], description="where the master's daemons run")
     runtimes: list[Literal[RUNTIMES]] = Field(["native"], description="nodes' processes natively or in containers")
+    stacks: list[str] = Field([stack_versions.DEFAULT], description="named Hadoop and Spark versions "
+                              f"({', '.join(stack_versions.STACKS)}; 'sbclab stack list')")
     repetitions: int = Field(5, ge=1, le=1000)
     parameters: dict[str, dict[str, Any]] = {}
     between_runs: BetweenRuns = BetweenRuns()
@@ -111,6 +114,16 @@ class Experiment(BaseModel):
         for n in value:
             if not 1 <= n <= 64:
                 raise ValueError(f"{n} workers is out of range (1-64)")
+        return value
+
+    @field_validator("stacks")
+    @classmethod
+    def _stacks(cls, value):
+        for name in value:
+            try:
+                stack_versions.check(name)
+            except SbclabError as err:
+                raise ValueError(f"{err.message.rstrip('.')}; {err.hint[0].lower()}{err.hint[1:].rstrip('.')}") from err
         return value
 
     @field_validator("presets")
@@ -134,8 +147,10 @@ class Experiment(BaseModel):
             if unknown:
                 raise ValueError(f"unknown parameter(s) {', '.join(sorted(map(str, unknown)))} for {name}; "
                                  f"it takes {', '.join(sorted(allowed))}")
-        if not all((self.workloads, self.workers, self.sizes, self.storage, self.presets, self.layouts, self.runtimes)):
-            raise ValueError("workloads, workers, sizes, storage, presets, layouts and runtimes each need at least one entry")
+        if not all((self.workloads, self.workers, self.sizes, self.storage, self.presets, self.layouts, self.runtimes,
+                    self.stacks)):
+            raise ValueError("workloads, workers, sizes, storage, presets, layouts, runtimes and stacks each need at "
+                             "least one entry")
         if (self.cluster.master_board or self.cluster.master_storage) and "desktop-master" not in self.layouts:
             raise ValueError("cluster.master_board and master_storage are for the desktop-master layout; "
                              "add it to layouts or leave them out")
@@ -175,10 +190,11 @@ class Cell(BaseModel):
     spark_manager: str = "yarn"
     layout: str = "separate-master"
     runtime: str = "native"
+    stack: str = stack_versions.FIRST
 
     # Dimensions added after runs were stored, with the value every earlier run had.
     LATER_DIMENSIONS: ClassVar[dict[str, str]] = {"spark_manager": "yarn", "layout": "separate-master",
-                                                  "runtime": "native"}
+                                                  "runtime": "native", "stack": stack_versions.FIRST}
 
     @property
     def key(self) -> str:
@@ -193,7 +209,7 @@ class Cell(BaseModel):
 
     @property
     def shape(self) -> "Shape":
-        return (self.storage, self.preset, self.workers, self.layout, self.runtime)
+        return (self.storage, self.preset, self.workers, self.layout, self.runtime, self.stack)
 
     def label(self) -> str:
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
@@ -233,8 +249,8 @@ def parse(raw: dict[str, Any], where: str = "the experiment") -> Experiment:
 
 
 NodeNames = Callable[[int, str], list[tuple[str, str]]]
-# A cluster brought up once for all its cells: storage, preset, workers, layout, runtime.
-Shape = tuple[str, str, int, str, str]
+# A cluster brought up once for all its cells: storage, preset, workers, layout, runtime, stack.
+Shape = tuple[str, str, int, str, str, str]
 
 
 def default_node_names(workers: int, layout: str = "separate-master") -> list[tuple[str, str]]:
@@ -249,8 +265,9 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
     repetition, workload and engine, so repetitions of one cell are spread over the experiment's time.
     The concurrent mix, when asked for, runs on the last shape."""
     out = []
-    for storage, preset, workers, layout, runtime in itertools.product(
-            experiment.storage, experiment.presets, experiment.workers, experiment.layouts, experiment.runtimes):
+    for storage, preset, workers, layout, runtime, stack in itertools.product(
+            experiment.storage, experiment.presets, experiment.workers, experiment.layouts, experiment.runtimes,
+            experiment.stacks):
         nodes = node_names(workers, layout)
         for size in experiment.sizes:
             for repetition in range(1, experiment.repetitions + 1):
@@ -267,7 +284,7 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                                             board=experiment.cluster.board, storage=storage, preset=preset,
                                             parameters=variant, repetition=repetition,
                                             spark_manager=experiment.cluster.spark_manager,
-                                            layout=layout, runtime=runtime))
+                                            layout=layout, runtime=runtime, stack=stack))
     conc = experiment.concurrent
     if conc:
         for repetition in range(1, conc.repetitions + 1):
@@ -276,5 +293,6 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                                 size_bytes=conc.size, board=experiment.cluster.board, storage=experiment.storage[-1],
                                 preset=experiment.presets[-1], parameters={"workloads": conc.workloads},
                                 repetition=repetition, spark_manager=experiment.cluster.spark_manager,
-                                layout=experiment.layouts[-1], runtime=experiment.runtimes[-1]))
+                                layout=experiment.layouts[-1], runtime=experiment.runtimes[-1],
+                                stack=experiment.stacks[-1]))
     return out

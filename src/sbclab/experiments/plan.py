@@ -18,7 +18,7 @@ from ..cluster.nodes import default_backend
 from ..cluster.spec import ClusterSpec
 from ..errors import SbclabError
 from ..results.store import ResultsStore
-from ..stack import lifecycle, presets
+from ..stack import lifecycle, presets, versions as stack_versions
 from ..units import format_size
 from .model import Cell, Experiment, Shape, cells
 
@@ -70,7 +70,8 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
              memory_factor: float | None = None, knobs: tuple[str, ...] = (),
              settings: dict[str, dict[str, str]] | None = None, spark_manager: str = "yarn",
              layout: str = "separate-master", runtime: str = "native", master_board: str | None = None,
-             master_storage: str | None = None, say=lambda message: None) -> ClusterSpec:
+             master_storage: str | None = None, stack: str = stack_versions.DEFAULT,
+             say=lambda message: None) -> ClusterSpec:
     """A cluster of `workers` workers of one board and medium, laid out and shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
@@ -81,7 +82,7 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
                                layout=layout, master_board=master_board if layout == "desktop-master" else None,
                                master_storage=master_storage if layout == "desktop-master" else None)
     return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
-                                    "spark_manager": spark_manager, "runtime": runtime})
+                                    "spark_manager": spark_manager, "runtime": runtime, "stack": stack})
 
 
 def as_spec_settings(settings: dict[str, dict[str, str]] | None) -> tuple[tuple[str, str, str], ...]:
@@ -191,7 +192,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
                                     disk_size=disk_per_node(experiment, cell.workers), knobs=tuple(settings.knobs),
                                     settings=settings.settings, spark_manager=settings.spark_manager,
                                     layout=cell.layout, runtime=cell.runtime, master_board=settings.master_board,
-                                    master_storage=settings.master_storage, say=say)
+                                    master_storage=settings.master_storage, stack=cell.stack, say=say)
         try:
             shapes[cell.shape] = (cell, rebuild, rebuild(scale_factor=settings.scale))
         except SbclabError as err:
@@ -263,7 +264,7 @@ def _board_specs(found: Plan) -> None:
             spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs),
                                            "settings": as_spec_settings(found.experiment.cluster.settings),
                                            "spark_manager": found.experiment.cluster.spark_manager,
-                                           "runtime": cell.runtime})
+                                           "runtime": cell.runtime, "stack": cell.stack})
             if not found.bare:
                 lifecycle.check(spec, _engines(found, cell.shape))
         except SbclabError as err:

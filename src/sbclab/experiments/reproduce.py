@@ -15,7 +15,7 @@ import yaml
 from .. import workloads as registry
 from ..cluster.nodes import default_backend
 from ..errors import SbclabError
-from ..stack import lifecycle
+from ..stack import lifecycle, versions as stack_versions
 from ..units import format_size, parse_size
 from . import plan
 from .model import ClusterSettings, Experiment, parse
@@ -50,6 +50,14 @@ class Seed:
     citation: str
     board: str
     tables: dict[str, Table]
+    # The stack its cells run on: its own where sbclab can run it, else the nearest that runs here
+    # (ran_stack), the difference said in the output and recorded in every run.
+    stack: str = stack_versions.FIRST
+
+    @property
+    def ran_stack(self) -> str:
+        own = stack_versions.STACKS.get(self.stack)
+        return self.stack if own is not None and own.unavailable is None else stack_versions.FIRST
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,7 +71,8 @@ def seeds() -> dict[str, Seed]:
                               layout=t.get("layout"), shapes=tuple(t.get("shapes", ())),
                               circular=bool(t.get("circular")))
                   for name, t in seed["tables"].items()}
-        found[key] = Seed(key, tuple(str(n) for n in seed["names"]), seed["citation"], seed["board"], tables)
+        found[key] = Seed(key, tuple(str(n) for n in seed["names"]), seed["citation"], seed["board"], tables,
+                          seed.get("stack", stack_versions.FIRST))
     return found
 
 
@@ -114,7 +123,8 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
                              storage=storage, preset=(raw.get("presets") or ["paper"])[0], backend=backend,
                              subnet=ClusterSettings().subnet, spark_manager=cluster.get("spark_manager", "yarn"),
                              layout=(raw.get("layouts") or ["separate-master"])[0],
-                             master_board=cluster.get("master_board"), master_storage=cluster.get("master_storage"))
+                             master_board=cluster.get("master_board"), master_storage=cluster.get("master_storage"),
+                             stack=(raw.get("stacks") or [stack_versions.FIRST])[0])
         if plan.needs_stack(parse(raw)):
             lifecycle.check(spec, tuple(e for e in raw.get("engines", []) if e in ("hadoop", "spark")))
     except SbclabError as err:
@@ -139,7 +149,7 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
         raw = {**copy.deepcopy(table.experiment), "name": f"{seed_.names[0]} {table.key}",
                "cluster": {**(table.experiment or {}).get("cluster", {}), "name": "repro", "board": board_name,
                            **({} if on_boards else {"backend": backend})},
-               "repetitions": repetitions}
+               "repetitions": repetitions, "stacks": [seed_.ran_stack]}
         if monitor:
             raw["monitor"] = {**raw.get("monitor", {}), **monitor}
         if workers:
@@ -166,6 +176,10 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                 continue
             raw["workers"] = kept
         raws.append(raw)
+    own = stack_versions.STACKS.get(seed_.stack)
+    if seed_.ran_stack != seed_.stack and own is not None and any(plan.needs_stack(parse(raw)) for raw in raws):
+        planned.notes.append(f"the seed's own versions (Hadoop {own.hadoop}, Spark {own.spark}) cannot run here: "
+                             f"{own.unavailable}; its jobs ran on the {seed_.ran_stack} stack")
     if backend == "emulated" and len(raws) > 1:
         # Boards set side by side run at one scale, so their ratio is the boards' and not the emulation's.
         common = math.floor(min(_shared_factor(raw) for raw in raws) * 1e4) / 1e4  # as the limit is checked

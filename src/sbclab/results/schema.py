@@ -89,6 +89,8 @@ class ClusterShape(BaseModel):
     runtime: Literal["native", "container"] = Field("native", description="the nodes' processes directly on them, "
                                                     "or inside an OCI container on each")
     container: dict[str, str] = Field(default={}, description="the container runtime and image digest, where one ran")
+    stack: str = Field("lee-park-2026", description="the named Hadoop and Spark versions it ran (the run's versions "
+                       "say which); runs recorded before stacks had names ran lee-park-2026")
 
     @property
     def task_nodes(self) -> list[NodeRecord]:

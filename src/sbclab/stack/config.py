@@ -147,6 +147,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s",
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": f"file://{layout.spark_events}",
+            # sbclab reads the event log as JSON lines; Spark 4 compresses it by default.
+            "spark.eventLog.compress": "false",
             **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),
         },
     }

@@ -22,7 +22,7 @@ from ..cluster import containers
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import config, distribution, sizing
+from . import config, sizing
 from .distribution import Distribution
 from .java import java_home
 from .record import ContainerRecord, StackRecord
@@ -116,7 +116,7 @@ class Stack:
     def java_home(self, node: NodeSpec) -> Path:
         """The Java the node runs the stack on: a board's own, this host's for local nodes."""
         found = self.record.java.get(node.name)
-        return Path(found.home) if found else java_home()
+        return Path(found.home) if found else java_home(self.dist.stack.java)
 
     def client_logs(self) -> Path:
         """Where the output of commands sbclab runs is kept on this host (job logs)."""
@@ -133,7 +133,7 @@ class Stack:
             "SPARK_HOME": str(self.dist.spark_home),
             "SPARK_CONF_DIR": str(layout.conf_dir),
             # Spark's launcher asks for it outside a source tree it can inspect.
-            "SPARK_SCALA_VERSION": distribution.SCALA_BINARY,
+            "SPARK_SCALA_VERSION": self.dist.stack.scala,
         }
 
     def java(self, node: NodeSpec, main_class: str, args: list[str], *, heap_mb: int | None = None,

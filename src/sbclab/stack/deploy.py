@@ -14,10 +14,14 @@ from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
 from .distribution import Distribution, sha256
-from .java import SUPPORTED, pick_java
+from .java import pick_java
 from .record import JavaOnNode, StackRecord
+from .versions import StackVersions
 
-JAVA_PACKAGE = "openjdk-17-jre-headless"
+# The OpenJDK majors each distribution packages (Raspberry Pi OS follows Debian's numbering).
+PACKAGED_JAVA = {("debian", "11"): (11, 17), ("debian", "12"): (17,), ("debian", "13"): (21, 25),
+                 ("raspbian", "11"): (11, 17), ("raspbian", "12"): (17,), ("raspbian", "13"): (21, 25),
+                 ("ubuntu", "22.04"): (11, 17, 21), ("ubuntu", "24.04"): (17, 21, 25)}
 
 # Java homes a board offers, one per line: "<home>|<first line of java -version>".
 FIND_JAVA = r'''
@@ -51,23 +55,54 @@ def _each(transport: Transport, work) -> dict[str, object]:
     return in_parallel(list(transport.spec.nodes), work, lambda node: node.name)
 
 
-def find_java(transport: Transport, node: NodeSpec) -> tuple[str, str] | None:
-    return pick_java(transport.capture(node, ["sh", "-c", FIND_JAVA]).stdout.decode(errors="replace"))
+def find_java(transport: Transport, node: NodeSpec, majors: tuple[int, ...]) -> tuple[str, str] | None:
+    return pick_java(transport.capture(node, ["sh", "-c", FIND_JAVA]).stdout.decode(errors="replace"), majors)
 
 
-def ensure_java(transport: Transport, node: NodeSpec) -> tuple[tuple[str, str], list[str]]:
-    """(home, version) of a supported Java on the node, installing one where none answers."""
-    java = find_java(transport, node)
+def os_release(transport: Transport, node: NodeSpec) -> dict[str, str]:
+    """The board's /etc/os-release as a dict (ID, VERSION_ID, PRETTY_NAME ...)."""
+    text = transport.capture(node, ["cat", "/etc/os-release"]).stdout.decode(errors="replace")
+    return {k: v.strip().strip('"') for k, _, v in (line.partition("=") for line in text.splitlines()) if v}
+
+
+def java_to_install(release: dict[str, str], stack: StackVersions) -> str:
+    """The OpenJDK package of the board's distribution the stack runs on (the newest such major), or
+    one sentence saying why there is none."""
+    packaged = PACKAGED_JAVA.get((release.get("ID", ""), release.get("VERSION_ID", "")))
+    if packaged is None:
+        raise SbclabError(f"runs {release.get('PRETTY_NAME', 'an unknown system')}, whose Java packages sbclab does not "
+                          f"know, and has no Java {_majors(stack)} installed",
+                          f"Install a Java {_majors(stack)} on it, then run 'cluster up' again.")
+    fits = [major for major in packaged if major in stack.java]
+    if not fits:
+        raise SbclabError(f"runs {release.get('PRETTY_NAME')}, which packages Java {_majors(packaged)}, and the "
+                          f"{stack.name} stack runs on Java {_majors(stack)} only",
+                          f"Install a Java {_majors(stack)} on it yourself, or choose a stack that runs on Java "
+                          f"{_majors(packaged)} ('sbclab stack list').")
+    return f"openjdk-{max(fits)}-jre-headless"
+
+
+def _majors(of) -> str:
+    return " or ".join(map(str, of.java if isinstance(of, StackVersions) else of))
+
+
+def ensure_java(transport: Transport, node: NodeSpec, stack: StackVersions) -> tuple[tuple[str, str], list[str]]:
+    """(home, version) of a Java the stack runs on: one the board has, else its distribution's package."""
+    java = find_java(transport, node, stack.java)
     if java is not None:
         return java, []
-    said = packages.install(transport, node, [JAVA_PACKAGE])
-    java = find_java(transport, node)
+    try:
+        package = java_to_install(os_release(transport, node), stack)
+    except SbclabError as err:
+        raise SbclabError(f"{node.name} {err.message}", err.hint) from err
+    said = packages.install(transport, node, [package])
+    java = find_java(transport, node, stack.java)
     if java is None:
-        raise SbclabError(f"no Java {' or '.join(map(str, SUPPORTED))}, and installing {JAVA_PACKAGE} did not give one "
+        raise SbclabError(f"no Java {_majors(stack)} on {node.name}, and installing {package} did not give one "
                           f"({said or 'no output'}).",
-                          f"Install Java 17 on {node.name} (sudo apt-get install {JAVA_PACKAGE}), "
+                          f"Install it on {node.name} (sudo apt-get install {package}), "
                           "or let its user run sudo without a password, then run 'cluster up' again.")
-    return java, [f"installed {JAVA_PACKAGE}"]
+    return java, [f"installed {package}"]
 
 
 def _parts(local: Distribution) -> list[tuple[Path, str]]:
@@ -108,7 +143,7 @@ def to_boards(transport: Transport, record: StackRecord, local: Distribution, lo
     root = Path(record.dist_dir)
 
     def one(node):
-        java, changed = ensure_java(transport, node)
+        java, changed = ensure_java(transport, node, local.stack)
         changed += ship(transport, node, local, root, log_dir / f"deploy-{node.name}.log")
         return JavaOnNode(home=java[0], version=java[1]), changed
     done = _each(transport, one)

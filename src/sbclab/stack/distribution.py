@@ -1,9 +1,11 @@
-"""Hadoop and Spark distributions, assembled from Maven Central into the cache once and verified on use.
+"""Hadoop and Spark distributions of a stack, assembled from Maven Central into the cache once per
+version and verified on use.
 
 Layout (mirrors the Apache tarballs where it matters to the launchers):
-  cache/hadoop-3.3.6/lib/*.jar          every jar the daemons, jobs and examples need
-  cache/spark-3.5.0/jars/*.jar, RELEASE  Spark's launcher looks for jars/ beside RELEASE
-  cache/*/MANIFEST.json                 sha256 of every file, checked before each `cluster up`
+  cache/hadoop-<version>/lib/*.jar                     every jar the daemons, jobs and examples need
+  cache/spark-<version>/jars/*.jar, RELEASE            Spark's launcher looks for jars/ beside RELEASE
+  cache/*/MANIFEST.json                                sha256 of every file, checked before each `cluster up`
+  cache/jobs/spark-<version>/sbclab-jobs-spark-<version>.jar   sbclab's jobs compiled against that Spark
 """
 
 import hashlib
@@ -17,11 +19,9 @@ from pathlib import Path
 
 from .. import atomic, paths
 from ..errors import SbclabError
+from . import versions as stacks
 from .java import java_version
-
-HADOOP_VERSION = "3.3.6"
-SPARK_VERSION = "3.5.0"
-SCALA_BINARY = "2.12"
+from .versions import StackVersions
 
 
 def java_dir() -> Path:
@@ -36,6 +36,7 @@ def java_dir() -> Path:
 
 @dataclass(frozen=True)
 class Distribution:
+    stack: StackVersions
     hadoop_home: Path
     spark_home: Path
     jobs_jar: Path
@@ -50,7 +51,7 @@ class Distribution:
 
     @property
     def examples_jar(self) -> Path:
-        return self.hadoop_lib / f"hadoop-mapreduce-examples-{HADOOP_VERSION}.jar"
+        return self.hadoop_lib / f"hadoop-mapreduce-examples-{self.stack.hadoop}.jar"
 
     @property
     def spark_jars(self) -> Path:
@@ -58,12 +59,13 @@ class Distribution:
 
     def relocated(self, root: Path) -> "Distribution":
         """The same distribution copied under root (as on a board): hadoop-*, spark-*, the jobs jar."""
-        return Distribution(root / self.hadoop_home.name, root / self.spark_home.name, root / self.jobs_jar.name)
+        return Distribution(self.stack, root / self.hadoop_home.name, root / self.spark_home.name,
+                            root / self.jobs_jar.name)
 
     def versions(self, java: str | None = None) -> dict[str, str]:
-        """What runs: the distribution's versions and the Java the nodes run it on (this host's by default)."""
-        return {"hadoop": HADOOP_VERSION, "spark": SPARK_VERSION, "scala": SCALA_BINARY,
-                "java": java or java_version(), "sbclab_jobs_sha256": sha256(self.jobs_jar)[:16]}
+        """What runs: the stack, its versions and the Java the nodes run it on (this host's by default)."""
+        return {**self.stack.summary(), "java": java or java_version(self.stack.java),
+                "sbclab_jobs_sha256": sha256(self.jobs_jar)[:16]}
 
 
 def sha256(path: Path) -> str:
@@ -82,7 +84,7 @@ def _manifest(folder: Path) -> dict[str, str]:
 def verify(home: Path) -> None:
     manifest_file = home / "MANIFEST.json"
     if not manifest_file.exists():
-        raise SbclabError(f"{home} is incomplete.", "Run 'sbclab stack fetch --refresh'.")
+        raise SbclabError(f"{home} is incomplete.", "Run 'sbclab stack fetch --refresh' (with its --stack).")
     expected = json.loads(manifest_file.read_text())["files"]
     actual = _manifest(home)
     if actual != expected:
@@ -102,13 +104,19 @@ def _mvn(args: list[str], log: Path) -> None:
                           f"Read {log}; without network, fetch once on a connected machine and copy {paths.cache_dir()}.")
 
 
-def _assemble(name: str, pom: Path, home: Path, jars_subdir: str, extra_files: dict[str, str]) -> None:
-    """Copy a pom's runtime dependencies into home/jars_subdir, then publish home atomically."""
+def _defines(stack: StackVersions) -> list[str]:
+    return [f"-D{key}={value}" for key, value in stack.maven_properties().items()]
+
+
+def _assemble(stack: StackVersions, name: str, pom: Path, home: Path, jars_subdir: str,
+              extra_files: dict[str, str]) -> None:
+    """Copy a pom's runtime dependencies at the stack's versions into home/jars_subdir, then publish
+    home atomically."""
     home.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=home.parent, prefix=f".{name}."))
     try:
         log = home.parent / f"{name}-fetch.log"
-        _mvn(["-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime",
+        _mvn(["-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime", *_defines(stack),
               f"-DoutputDirectory={staging / jars_subdir}"], log)
         for file_name, text in extra_files.items():
             (staging / file_name).write_text(text)
@@ -120,41 +128,61 @@ def _assemble(name: str, pom: Path, home: Path, jars_subdir: str, extra_files: d
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def build_jobs(refresh: bool = False) -> Path:
-    """Build sbclab's Spark jobs jar when missing or older than its sources."""
+def _jobs_jar(stack: StackVersions) -> Path:
+    """sbclab's jobs compiled against the stack's Spark (Scala 2.12 and 2.13 builds do not mix); the
+    name says which, so a board holding two stacks keeps both."""
+    name = f"sbclab-jobs-spark-{stack.spark}"
+    return paths.cache_dir() / "jobs" / f"spark-{stack.spark}" / f"{name}.jar"
+
+
+def build_jobs(stack: StackVersions, refresh: bool = False) -> Path:
+    """Build sbclab's jobs jar for the stack when missing or older than its sources."""
     module = java_dir() / "jobs"
-    jar = module / "target" / "sbclab-jobs.jar"
+    jar = _jobs_jar(stack)
     sources = [p for p in (module / "src").rglob("*") if p.is_file()] + [module / "pom.xml"]
     if refresh or not jar.exists() or max(p.stat().st_mtime for p in sources) > jar.stat().st_mtime:
-        paths.cache_dir().mkdir(parents=True, exist_ok=True)
-        _mvn(["-q", "-f", str(module / "pom.xml"), "package", "-DskipTests"], paths.cache_dir() / "jobs-build.log")
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        _mvn(["-q", "-f", str(module / "pom.xml"), "package", "-DskipTests", *_defines(stack),
+              f"-Djobs.build.directory={jar.parent / 'build'}", f"-Djobs.final.name={jar.stem}"],
+             paths.cache_dir() / "jobs-build.log")
+        (jar.parent / "build" / jar.name).replace(jar)
     return jar
 
 
-def fetch(refresh: bool = False) -> Distribution:
-    """Make sure both distributions are in the cache and intact; fetch what is missing."""
+def _homes(stack: StackVersions) -> tuple[Path, Path]:
     cache = paths.cache_dir()
-    hadoop_home = cache / f"hadoop-{HADOOP_VERSION}"
-    spark_home = cache / f"spark-{SPARK_VERSION}"
+    return cache / f"hadoop-{stack.hadoop}", cache / f"spark-{stack.spark}"
+
+
+def fetch(stack_name: str = stacks.DEFAULT, refresh: bool = False) -> Distribution:
+    """Make sure the stack's distributions are in the cache and intact; fetch what is missing."""
+    stack = stacks.get(stack_name)
+    hadoop_home, spark_home = _homes(stack)
     wanted = [
         ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}),
         ("spark", java_dir() / "dist" / "spark" / "pom.xml", spark_home, "jars",
-         {"RELEASE": f"Spark {SPARK_VERSION} (Scala {SCALA_BINARY}) assembled by sbclab from Maven Central\n"}),
+         {"RELEASE": f"Spark {stack.spark} (Scala {stack.scala}) assembled by sbclab from Maven Central\n"}),
     ]
     for name, pom, home, subdir, extra in wanted:
         if refresh or not (home / "MANIFEST.json").exists():
-            _assemble(name, pom, home, subdir, extra)
-    return Distribution(hadoop_home, spark_home, build_jobs(refresh))
+            _assemble(stack, name, pom, home, subdir, extra)
+    return Distribution(stack, hadoop_home, spark_home, build_jobs(stack, refresh))
 
 
-def installed(check: bool = True) -> Distribution:
-    """The cached distributions, verified; an error says how to fetch them when they are missing."""
-    cache = paths.cache_dir()
-    dist = Distribution(cache / f"hadoop-{HADOOP_VERSION}", cache / f"spark-{SPARK_VERSION}",
-                        java_dir() / "jobs" / "target" / "sbclab-jobs.jar")
+def installed(stack_name: str = stacks.DEFAULT, check: bool = True) -> Distribution:
+    """The stack's cached distributions, verified; an error says how to fetch them when they are missing."""
+    stack = stacks.get(stack_name)
+    dist = Distribution(stack, *_homes(stack), _jobs_jar(stack))
     if check:
+        require_fetched(dist)
         for home in (dist.hadoop_home, dist.spark_home):
             verify(home)
-        if not dist.jobs_jar.exists():
-            raise SbclabError(f"The Spark jobs jar {dist.jobs_jar} is not built.", "Run 'sbclab stack fetch'.")
     return dist
+
+
+def require_fetched(dist: Distribution) -> None:
+    """Every part of the stack is in the cache (not checked against the manifests: see installed)."""
+    for part in (dist.hadoop_home / "MANIFEST.json", dist.spark_home / "MANIFEST.json", dist.jobs_jar):
+        if not part.exists():
+            raise SbclabError(f"The {dist.stack.name} stack is not fetched ({part} is missing).",
+                              f"Run 'sbclab stack fetch --stack {dist.stack.name}'.")

@@ -1,4 +1,4 @@
-"""Finding a Java runtime Hadoop 3.3.6 and Spark 3.5 both run on (11 or 17; Hadoop fails on 21+)."""
+"""Finding a Java runtime a stack's Hadoop and Spark both run on (stack/versions.py says which majors)."""
 
 import os
 import re
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import SbclabError
 
+# The majors of the first stack (Hadoop 3.3.6 fails on 21 and later), where no stack is named.
 SUPPORTED = (11, 17)
 
 
@@ -29,8 +30,8 @@ def _major(java: Path) -> int | None:
 
 
 @cache
-def java_home() -> Path:
-    """SBCLAB_JAVA_HOME, else JAVA_HOME, else the newest supported JDK under /usr/lib/jvm."""
+def java_home(majors: tuple[int, ...] = SUPPORTED) -> Path:
+    """SBCLAB_JAVA_HOME, else JAVA_HOME, else the newest JDK of one of these majors under /usr/lib/jvm."""
     candidates = [os.environ.get("SBCLAB_JAVA_HOME"), os.environ.get("JAVA_HOME")]
     jvm = Path("/usr/lib/jvm")
     if jvm.is_dir():
@@ -39,27 +40,28 @@ def java_home() -> Path:
     for candidate in filter(None, candidates):
         java = Path(candidate) / "bin" / "java"
         major = _major(java) if java.exists() else None
-        if major in SUPPORTED:
+        if major in majors:
             return Path(candidate)
         seen.append(f"{candidate} ({'Java ' + str(major) if major else 'no java'})")
+    wanted = " or ".join(map(str, majors))
     raise SbclabError(
-        "No Java 11 or 17 runtime found" + (f" (looked at {', '.join(seen)})." if seen else "."),
-        "Install one (Debian: apt-get install openjdk-17-jdk-headless) or set SBCLAB_JAVA_HOME.")
+        f"No Java {wanted} runtime found" + (f" (looked at {', '.join(seen)})." if seen else "."),
+        f"Install one (Debian 12: apt-get install openjdk-17-jdk-headless) or set SBCLAB_JAVA_HOME to a Java {wanted}.")
 
 
-def java_version() -> str:
-    out = subprocess.run([str(java_home() / "bin" / "java"), "-version"], capture_output=True, text=True).stderr
+def java_version(majors: tuple[int, ...] = SUPPORTED) -> str:
+    out = subprocess.run([str(java_home(majors) / "bin" / "java"), "-version"], capture_output=True, text=True).stderr
     return out.splitlines()[0].strip() if out else "unknown"
 
 
-def pick_java(listing: str) -> tuple[str, str] | None:
-    """(home, version line) of the newest supported Java in a listing of "<home>|<java -version's
-    first line>" lines (deploy.FIND_JAVA), or None."""
+def pick_java(listing: str, majors: tuple[int, ...] = SUPPORTED) -> tuple[str, str] | None:
+    """(home, version line) of the newest Java of one of these majors in a listing of "<home>|<java
+    -version's first line>" lines (deploy.FIND_JAVA), or None."""
     found = []
     for line in listing.splitlines():
         home, _, version = line.partition("|")
         major = major_of(version)
-        if major in SUPPORTED:
+        if major in majors:
             found.append((major, home.strip(), version.strip()))
     if not found:
         return None

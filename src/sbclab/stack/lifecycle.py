@@ -14,7 +14,7 @@ from ..errors import SbclabError
 from . import config, deploy, distribution, presets, sizing
 from .daemons import Stack, logs_dir
 from .distribution import Distribution
-from .java import java_home, java_version
+from .java import java_home
 from .record import ContainerRecord, StackRecord
 
 
@@ -40,6 +40,7 @@ def _as_seen_by_nodes(transport: Transport, local: Distribution, record: StackRe
 
 def check(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
     """What the stack needs of a cluster's shape to run jobs of these engines, before anything is made."""
+    distribution.require_fetched(distribution.installed(spec.stack, check=False))
     presets.check(spec.preset)
     sizing.check(spec)
     config.check_memory(spec, engines)
@@ -55,9 +56,9 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
     # What runs on the cluster is checked by the run's plan: a cluster up serves both engines or one.
     presets.check(spec.preset)
     sizing.check(spec)
-    local = distribution.installed()
+    local = distribution.installed(spec.stack)
     if boards is None:
-        java_home()  # a missing Java is refused before anything is created
+        java_home(local.stack.java)  # a missing Java is refused before anything is created
     with nodes.interrupts_as_exceptions():
         started = time.monotonic()
         progress(f"creating {len(spec.nodes)} {spec.backend} nodes" if boards is None
@@ -74,7 +75,7 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
             stack = Stack(transport, _as_seen_by_nodes(transport, local, record), record)
             record.configuration = stack.render()
             master_java = record.java.get(spec.master.name)
-            record.versions = local.versions(java=master_java.version if master_java else java_version())
+            record.versions = local.versions(java=master_java.version if master_java else None)
             record.save(state.root)
             if stack.in_container():
                 progress(f"starting a {record.container.runtime} container on every node ({record.container.image})")
@@ -112,13 +113,14 @@ def attach(name: str) -> Cluster:
                           f"Remove it with 'sbclab cluster down --force --name {name}', then bring it up again.")
     transport = nodes.transport_for(state)
     record = StackRecord.load(state.root)
-    local = distribution.installed(check=False)
+    local = distribution.installed(state.spec.stack, check=False)
     return Cluster(state, transport, Stack(transport, _as_seen_by_nodes(transport, local, record), record))
 
 
 def bare_cluster(transport: Transport) -> Cluster:
     """Nodes without Hadoop or Spark (node benchmarks): the stack only keeps their commands' logs."""
-    return Cluster(transport.state, transport, Stack(transport, distribution.installed(check=False), StackRecord()))
+    dist = distribution.installed(transport.spec.stack, check=False)
+    return Cluster(transport.state, transport, Stack(transport, dist, StackRecord()))
 
 
 def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda message: None) -> None:
@@ -133,7 +135,7 @@ def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda 
     state.info.boards = state.info.boards.model_copy(update={"known_hosts": boards.known_hosts})
     transport = nodes.transport_for(state)
     record = StackRecord.load(state.root)
-    stack = Stack(transport, _as_seen_by_nodes(transport, distribution.installed(check=False), record), record)
+    stack = Stack(transport, _as_seen_by_nodes(transport, distribution.installed(spec.stack, check=False), record), record)
     differs = []
     for node in spec.nodes:
         layout = stack.layout(node)
@@ -141,7 +143,7 @@ def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda 
         for file_name, text in files.items():
             if transport.read_text(node, layout.conf_dir / file_name) != text:
                 differs.append(f"{file_name} on {node.name}")
-    differs += deploy.differences(transport, stack.record, distribution.installed())
+    differs += deploy.differences(transport, stack.record, distribution.installed(spec.stack))
     executors_hosts = len(stack.spark_workers() or []) if spec.spark_manager == "standalone" else len(stack.yarn_nodes())
     if not stack.hdfs_ready(spec.workers) or executors_hosts < spec.workers:
         differs.append("not every DataNode and NodeManager (or Spark worker) is live")

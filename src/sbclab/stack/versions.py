@@ -1,0 +1,68 @@
+"""Stacks: named sets of versions (Hadoop, Spark, Scala, the Java they run on) assembled from Maven
+Central and deployed together. A cluster runs one stack; every run records it.
+
+Which Java each stack runs on was measured here (docs/notes.md, "Stacks"), not taken from release notes.
+"""
+
+from dataclasses import dataclass
+
+from ..errors import SbclabError
+
+
+@dataclass(frozen=True)
+class StackVersions:
+    name: str
+    hadoop: str
+    spark: str
+    scala: str
+    # The Hadoop client Spark was released with: its YARN web-proxy jar is taken at that version.
+    spark_hadoop_client: str
+    java: tuple[int, ...]  # Java majors both engines run on, oldest first
+    description: str
+    unavailable: str | None = None  # why it cannot run here, in one sentence
+
+    @property
+    def compile_release(self) -> int:
+        """The class-file release sbclab's jobs are compiled for: the stack's oldest Java."""
+        return self.java[0]
+
+    def maven_properties(self) -> dict[str, str]:
+        """What the java/ poms are given to assemble or compile against this stack."""
+        return {"hadoop.version": self.hadoop, "spark.version": self.spark, "scala.binary.version": self.scala,
+                "hadoop.client.version": self.spark_hadoop_client, "hadoop.examples.version": self.hadoop,
+                "maven.compiler.release": str(self.compile_release)}
+
+    def summary(self) -> dict[str, str]:
+        return {"stack": self.name, "hadoop": self.hadoop, "spark": self.spark, "scala": self.scala}
+
+
+STACKS = {s.name: s for s in (
+    StackVersions("lee-park-2026", hadoop="3.3.6", spark="3.5.0", scala="2.12", spark_hadoop_client="3.3.4",
+                  java=(11, 17), description="the 2026 seed's versions (Hadoop 3.3.6, Spark 3.5.0), for reproducing it"),
+    StackVersions("current", hadoop="3.4.2", spark="4.2.0", scala="2.13", spark_hadoop_client="3.5.0",
+                  java=(17,), description="the newest Hadoop 3 and Spark 4 that Maven Central holds whole "
+                  "(Hadoop 3.4.3 and 3.5.0 lack their MapReduce examples there)"),
+    StackVersions("lee-oh-park-2021", hadoop="3.1.3", spark="2.3.0", scala="2.11", spark_hadoop_client="2.6.5",
+                  java=(8,), description="the 2021 seed's versions (Hadoop 3.1.3, Spark 2.3.0)",
+                  unavailable="Hadoop 3.1.3 and Spark 2.3.0 run on Java 8 only, which Debian does not package "
+                  "(Debian 12 ships Java 17, Debian 13 Java 21 and 25)"),
+)}
+# The stack of clusters recorded before stacks had names, and of cells keyed before stacks were a dimension.
+FIRST = "lee-park-2026"
+DEFAULT = "lee-park-2026"
+
+
+def get(name: str) -> StackVersions:
+    """A stack that can run here, or one sentence saying why not and what to choose."""
+    found = STACKS.get(name)
+    runnable = [s.name for s in STACKS.values() if s.unavailable is None]
+    if found is None:
+        raise SbclabError(f"Unknown stack '{name}'.", f"Choose one of: {', '.join(runnable)} ('sbclab stack list').")
+    if found.unavailable:
+        raise SbclabError(f"The {name} stack cannot run here: {found.unavailable}.",
+                          f"Choose one of: {', '.join(runnable)}.")
+    return found
+
+
+def check(name: str) -> None:
+    get(name)

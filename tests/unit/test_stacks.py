@@ -1,0 +1,56 @@
+"""Named stacks: which exist, which run here, the Java each board gets for one, and the experiment
+dimension that sweeps them."""
+
+import pytest
+
+from sbclab.errors import SbclabError
+from sbclab.experiments import model
+from sbclab.stack import deploy, versions
+from sbclab.stack.java import pick_java
+
+DEBIAN_12 = {"ID": "debian", "VERSION_ID": "12", "PRETTY_NAME": "Debian GNU/Linux 12 (bookworm)"}
+DEBIAN_13 = {"ID": "debian", "VERSION_ID": "13", "PRETTY_NAME": "Debian GNU/Linux 13 (trixie)"}
+PI_OS_13 = {"ID": "raspbian", "VERSION_ID": "13", "PRETTY_NAME": "Raspbian GNU/Linux 13 (trixie)"}
+
+
+def test_the_seeds_stack_and_the_current_one_run_here_and_the_2021_one_says_why_not():
+    assert versions.get("lee-park-2026").hadoop == "3.3.6" and versions.get("current").spark.startswith("4.")
+    assert versions.get("current").scala == "2.13" and 17 in versions.get("current").java
+    with pytest.raises(SbclabError, match="Java 8 only, which Debian does not package"):
+        versions.get("lee-oh-park-2021")
+    with pytest.raises(SbclabError, match="Unknown stack 'hadoop-2'") as refused:
+        versions.get("hadoop-2")
+    assert "lee-park-2026" in refused.value.hint and "current" in refused.value.hint
+
+
+def test_a_board_gets_the_java_its_distribution_packages_for_the_stack():
+    seed, current = versions.get("lee-park-2026"), versions.get("current")
+    assert deploy.java_to_install(DEBIAN_12, seed) == "openjdk-17-jre-headless"
+    assert deploy.java_to_install(DEBIAN_12, current) == "openjdk-17-jre-headless"
+    # A freshly flashed Pi today: Raspberry Pi OS on Debian 13 packages Java 21 and 25.
+    for trixie in (DEBIAN_13, PI_OS_13):
+        if 21 in current.java:
+            assert deploy.java_to_install(trixie, current) == "openjdk-21-jre-headless"
+        with pytest.raises(SbclabError, match="packages Java 21 or 25, and the lee-park-2026 stack runs on Java 11 or 17"):
+            deploy.java_to_install(trixie, seed)
+    with pytest.raises(SbclabError, match="whose Java packages sbclab does not know"):
+        deploy.java_to_install({"ID": "arch", "PRETTY_NAME": "Arch Linux"}, seed)
+
+
+def test_an_installed_java_is_chosen_by_the_stacks_majors():
+    listing = ("/usr/lib/jvm/java-17-openjdk-arm64|openjdk version \"17.0.10\" 2024-01-16\n"
+               "/usr/lib/jvm/java-21-openjdk-arm64|openjdk version \"21.0.5\" 2024-10-15\n"
+               "/usr/lib/jvm/java-8|java version \"1.8.0_392\"\n")
+    assert pick_java(listing, (11, 17))[0].endswith("java-17-openjdk-arm64")
+    assert pick_java(listing, (17, 21))[0].endswith("java-21-openjdk-arm64")
+    assert pick_java(listing, (25,)) is None
+
+
+def test_stacks_are_an_experiment_dimension_and_a_wrong_one_is_one_sentence():
+    raw = {"workloads": ["pi"], "engines": ["spark"], "repetitions": 1}
+    cells = model.cells(model.parse({**raw, "stacks": ["lee-park-2026", "current"]}))
+    assert [c.stack for c in cells] == ["lee-park-2026", "current"] and len({c.shape for c in cells}) == 2
+    with pytest.raises(SbclabError, match="stacks: The lee-oh-park-2021 stack cannot run here.*choose one of: lee-park-2026, current"):
+        model.parse({**raw, "stacks": ["lee-oh-park-2021"]})
+    with pytest.raises(SbclabError, match="stacks: Unknown stack 'spark-1.6'"):
+        model.parse({**raw, "stacks": ["spark-1.6"]})
