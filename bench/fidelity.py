@@ -10,7 +10,7 @@ scale), measured and their ratio; the target is 0.85-1.15 for every figure.
 import argparse
 
 from sbclab import profiles
-from sbclab.cluster import calibration, nodes, spec, tools
+from sbclab.cluster import calibration, cgroups, nodes, spec, tools
 
 CASES = [("rpi5b", "nvme-p31-gen3"), ("rpi5b", "microsd-pro-plus"), ("rpi4b", "microsd-pro-plus")]
 LOW, HIGH = 0.85, 1.15
@@ -54,7 +54,7 @@ def main() -> None:
     # The common factor: the smallest any case needs, computed for a 3-node cluster like the demo's.
     factor = min(spec.build(backend="emulated", board=b, storage=s, workers=2, calibration=host).scale.factor
                  for b, s in CASES)
-    print(f"common scale factor {factor:.4g} (host {host.cpu_model}, {host.cores} cores)")
+    print(f"common scale factor {factor:.4g} (host {host.cpu_model}, {host.cores} cores, cgroup v{cgroups.version()})")
     outside = 0
     for i, (board, storage) in enumerate(CASES):
         print(f"\n{board} + {storage}")

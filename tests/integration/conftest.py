@@ -24,7 +24,7 @@ from sbclab.experiments.document import Provenance
 from sbclab.experiments.orchestrator import Runner
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
-from sbclab.stack import distribution, lifecycle
+from sbclab.stack import distribution, lifecycle, versions as stack_versions
 from sbclab.workloads.base import new_id
 
 NOTHING = {"namespaces": 0, "mounts": 0, "loop_devices": 0, "cgroups": 0, "links": 0, "processes": 0,
@@ -73,8 +73,10 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session", autouse=True)
 def stack_is_installed():
-    # `make test` fetches the stack first; without it every test here would fail for the same reason.
-    distribution.installed()
+    # `make test` fetches every stack first; without them every test here would fail for the same reason.
+    for name, stack in stack_versions.STACKS.items():
+        if stack.unavailable is None:
+            distribution.installed(name)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -113,12 +115,12 @@ def _backend_of(name: str) -> str | None:
 
 
 def small_spec(name: str, backend: str | None = None, knobs: tuple[str, ...] = ("quick-start",), workers: int = 2,
-               spark_manager: str = "yarn", **kw) -> spec.ClusterSpec:
+               spark_manager: str = "yarn", stack: str = stack_versions.DEFAULT, **kw) -> spec.ClusterSpec:
     """Master + 2 workers (or `workers`) of this host's default backend. The tests' clusters start their JVMs with
     the quick-start knob (C1 only): they check what sbclab does, on data so small that a JVM's
     start-up is most of a job; the measurement tests (test_monitoring) keep the default JVMs."""
     built = spec.build(name=name, backend=backend or default_backend(), workers=workers, disk_bytes=2 * 2**30, **kw)
-    return built.model_copy(update={"knobs": knobs, "spark_manager": spark_manager})
+    return built.model_copy(update={"knobs": knobs, "spark_manager": spark_manager, "stack": stack})
 
 
 def mechanics_spec(name: str, **kw) -> spec.ClusterSpec:

@@ -216,6 +216,7 @@ class Boards:
     accept_new_host_keys: bool
     dist_dir: str | None
     expose_web_uis: bool
+    jdk: Path | None
 
     @property
     def keys(self) -> HostKeys:
@@ -234,7 +235,10 @@ class Boards:
             raise SbclabError(f"--dist-dir {self.dist_dir} is not an absolute path.", "Give one like /opt/sbclab.")
         hosts = inventory.load(self.inventory_file)
         spec = cluster_spec.from_inventory(hosts, name=name, preset=preset, expose_web_uis=self.expose_web_uis)
-        return spec.model_copy(update={"knobs": self.knobs()}), self.keys.access(hosts)
+        access = self.keys.access(hosts)
+        if self.jdk is not None:
+            access = access.model_copy(update={"jdk": str(self.jdk.resolve())})
+        return spec.model_copy(update={"knobs": self.knobs()}), access
 
 
 board_options = bundle(Boards, [
@@ -253,6 +257,10 @@ board_options = bundle(Boards, [
                  help="Let the web UIs and REST APIs listen on the boards' inventory addresses instead of their "
                       "loopback. Anyone who reaches those addresses can then run code on the cluster through "
                       "YARN's REST API: only on a network of your own (README, 'Real boards')."),
+    click.option("--jdk", type=click.Path(exists=True, path_type=Path), default=None,
+                 help="A JDK on this host (folder or .tar.gz/.tar.xz) for boards that have no Java the stack runs on "
+                      "and whose distribution packages none (a Debian 13 board and the lee-park-2026 stack): copied "
+                      "once, checked by its SHA-256."),
 ], "boards")
 
 

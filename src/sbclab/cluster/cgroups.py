@@ -58,8 +58,16 @@ def version() -> int:
 
 
 def _quota(group: Path) -> tuple[int, int]:
-    """(quota, period) in microseconds of a v1 cpu group; quota -1 when unlimited."""
+    """(quota, period) in microseconds of a cpu group, v1 or v2; quota -1 when unlimited."""
+    if (group / "cpu.max").exists():
+        quota, period = (group / "cpu.max").read_text().split()
+        return (-1 if quota == "max" else int(quota)), int(period)
     return int((group / "cpu.cfs_quota_us").read_text()), int((group / "cpu.cfs_period_us").read_text())
+
+
+def _set_quota(group: Path, quota: int, period: int) -> None:
+    """A v2 group's quota and period at once (v1 groups take them one file each, apply_limits)."""
+    _write(group / "cpu.max", f"{'max' if quota < 0 else quota} {period}")
 
 
 def _write(path: Path, value: str) -> None:
@@ -88,11 +96,12 @@ class NodeCgroup:
     def procs_files(self) -> list[Path]:
         return [d / "cgroup.procs" for d in self.dirs()]
 
+    def cpu_dir(self) -> Path:
+        return ROOT / self.relative if self.version == 2 else ROOT / "cpu" / self.relative
+
     def vcpu_dirs(self) -> list[Path]:
-        """Per-core child groups (v1 only); see vcpus.py."""
-        if self.version != 1:
-            return []
-        return sorted((ROOT / "cpu" / self.relative).glob("vcpu*"))
+        """Per-core child groups (threaded ones on v2); see vcpus.py."""
+        return sorted(self.cpu_dir().glob("vcpu*"))
 
     def create(self, memory_bytes: int) -> None:
         """The node's groups, its memory limited to memory_bytes; its CPU is limited by limit_cpu."""
@@ -120,16 +129,27 @@ class NodeCgroup:
 
     def limit_cpu(self, cpu_cores: float, vcpus: int = 0) -> None:
         """Limit the node to cpu_cores host cores; with vcpus, also split them into that many per-core
-        groups of cpu_cores / vcpus each (cgroup v1)."""
+        groups of cpu_cores / vcpus each. On v2 those are threaded groups: the node becomes the domain
+        of a threaded subtree whose cpu controller limits each thread by the core it is placed on
+        (memory and io, domain controllers, stay on the node)."""
         period = node_period_us(cpu_cores / max(1, vcpus))
         quota = max(MIN_QUOTA_US, int(cpu_cores * period))
+        per_core = max(MIN_QUOTA_US, int(cpu_cores / max(1, vcpus) * period))
         if self.version == 2:
-            _write(ROOT / self.relative / "cpu.max", f"{quota} {period}")
+            node = ROOT / self.relative
+            _set_quota(node, quota, period)
+            for i in range(vcpus):
+                d = node / f"vcpu{i}"
+                d.mkdir(exist_ok=True)
+                _write(d / "cgroup.type", "threaded")
+            if vcpus:
+                _write(node / "cgroup.subtree_control", "+cpu")
+            for i in range(vcpus):
+                _set_quota(node / f"vcpu{i}", per_core, period)
         else:
             cpu = ROOT / "cpu" / self.relative
             _write(cpu / "cpu.cfs_period_us", str(period))
             _write(cpu / "cpu.cfs_quota_us", str(quota))
-            per_core = max(MIN_QUOTA_US, int(cpu_cores / max(1, vcpus) * period))
             for i in range(vcpus):
                 d = cpu / f"vcpu{i}"
                 d.mkdir(exist_ok=True)
@@ -138,15 +158,13 @@ class NodeCgroup:
 
     def smallest_share(self) -> float:
         """Host cores of the node's smallest CPU group (a virtual core, or the node itself)."""
-        limits = [_quota(g) for g in self.vcpu_dirs() or [ROOT / "cpu" / self.relative]]
+        limits = [_quota(g) for g in self.vcpu_dirs() or [self.cpu_dir()]]
         shares = [quota / period for quota, period in limits if quota > 0]
         return min(shares) if shares else 0.0
 
     def cpu_limits(self) -> dict[Path, tuple[int, int]]:
-        """(quota, period) of the node's cpu group and its virtual cores (cgroup v1), node first."""
-        if self.version != 1:
-            return {}
-        node = ROOT / "cpu" / self.relative
+        """(quota, period) of the node's cpu group and its virtual cores, node first."""
+        node = self.cpu_dir()
         return {d: _quota(d) for d in [node, *self.vcpu_dirs()]}
 
     def on_period(self, period: int) -> dict[Path, tuple[int, int]]:
@@ -159,7 +177,12 @@ class NodeCgroup:
 
         The kernel refuses a child whose share would exceed its parent's at any step, so the node's
         group first takes whichever of its two values raises its share, the children then change
-        completely (the value that lowers theirs first), and the node's group ends at its own."""
+        completely (the value that lowers theirs first), and the node's group ends at its own. A v2
+        group takes both values at once and a child's limit is not checked against its parent's."""
+        if self.version == 2:
+            for group, (quota, period) in limits.items():
+                _set_quota(group, quota, period)
+            return
         node, *children = limits
         quota, period = limits[node]
         old_period = _quota(node)[1]

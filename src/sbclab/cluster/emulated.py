@@ -174,13 +174,13 @@ class EmulatedTransport(LocalTransport):
         return profiles.board(node.board).cores
 
     def _start_vcpu_balancer(self) -> None:
-        """One balancer for the cluster's virtual cores (cgroup v1; see vcpus.py)."""
+        """One balancer for the cluster's virtual cores (see vcpus.py)."""
         groups = [cgroups.NodeCgroup(self.spec.name, n.name) for n in self.spec.nodes]
         if not any(g.vcpu_dirs() for g in groups):
             return
         argv = [sys.executable, "-m", "sbclab.cluster.vcpus", "--state", str(self.state.path)]
         for group in groups:
-            argv += ["--node-group", str(cgroups.ROOT / "cpu" / group.relative)]
+            argv += ["--node-group", str(group.cpu_dir())]
         self._spawn_host_process(argv, "vcpu-balancer")
 
     def _start_page_cache_governor(self) -> None:
@@ -268,9 +268,6 @@ class EmulatedTransport(LocalTransport):
     def short_cpu_periods(self, nodes: list[NodeSpec]):
         """Short CFS periods on the nodes for the block, the same shares (see cgroups.CFS_PERIOD_US)."""
         groups = [cgroups.NodeCgroup(self.spec.name, n.name) for n in nodes]
-        if groups[0].version != 1:
-            yield None
-            return
         period = cgroups.polling_period_us(min(g.smallest_share() for g in groups))
         changed = []
         try:

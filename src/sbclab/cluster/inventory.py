@@ -232,3 +232,6 @@ class BoardAccess(BaseModel):
     inventory: Inventory
     known_hosts: str
     accept_new_host_keys: bool = False
+    # A JDK on this host (a folder or a tarball) for boards where neither an installed Java nor the
+    # distribution's packages fit the stack: copied once, checked by its digest.
+    jdk: str | None = None

@@ -1,8 +1,8 @@
 """Virtual cores: a node's CPU as `cores` cores of the board's speed, not one pool of host time.
 
 A CPU quota alone limits a node's total CPU time, so one thread on an emulated Pi would run at a
-full host core's speed. Under cgroup v1 threads can sit in different groups, so each node's cpu
-group has one child per board core, each with quota = core speed × scale factor, and this
+full host core's speed. Threads can sit in different groups (cgroup v1; on v2, the threaded groups
+of the node's threaded subtree), so each node's cpu group has one child per board core, each with quota = core speed × scale factor, and this
 balancer places every thread of the node in one of them: new threads go to the least loaded
 core, and every tick the busiest threads are spread over the cores by longest-processing-time
 first, the way a scheduler balances run queues. Threads a thread creates start on its core and are
@@ -17,9 +17,14 @@ import time
 from pathlib import Path
 
 
+def _threads_file(group: Path) -> Path:
+    """The file listing (and taking) a group's threads: v1's tasks, v2's cgroup.threads."""
+    return group / "tasks" if (group / "tasks").exists() else group / "cgroup.threads"
+
+
 def _tids(group: Path) -> list[int]:
     try:
-        return [int(t) for t in (group / "tasks").read_text().split()]
+        return [int(t) for t in _threads_file(group).read_text().split()]
     except (OSError, ValueError):
         return []
 
@@ -34,7 +39,7 @@ def _cpu_ns(tid: int) -> int | None:
 
 def _move(tid: int, group: Path) -> None:
     try:
-        (group / "tasks").write_text(str(tid))
+        _threads_file(group).write_text(str(tid))
     except OSError:
         pass  # the thread ended in between
 

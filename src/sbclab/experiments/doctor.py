@@ -116,7 +116,8 @@ def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
         add("java", "ok", java)
     else:
         add("java", "blocker", "no java on the PATH",
-            "Run 'sbclab cluster up --inventory ...', which installs a Java 17 runtime, or apt-get install openjdk-17-jre-headless.")
+            "Run 'sbclab cluster up --inventory ...', which installs the Java the board's distribution packages "
+            "for the stack, or give one with --jdk.")
 
     if "python3" in facts and not facts["python3"]:
         add("python3", "warning", "no python3: the per-node sampler cannot run on this board",

@@ -44,7 +44,8 @@ def shape(cluster: Cluster) -> ClusterShape:
             memory_mb, vcores = sizing.yarn_share(node)
         except SbclabError:  # bare nodes of a board too small for YARN's containers
             memory_mb, vcores = 0, 0
-        nodes.append(NodeRecord(**node.model_dump(), yarn_memory_mb=memory_mb, yarn_vcores=vcores))
+        nodes.append(NodeRecord(**node.model_dump(), yarn_memory_mb=memory_mb, yarn_vcores=vcores,
+                                system=cluster.stack.record.systems.get(node.name, {})))
     return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
                         shaped=cluster.transport.shaped, workers=spec.workers, board=spec.board, storage=spec.storage,
                         preset=spec.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state),

@@ -54,6 +54,8 @@ class NodeRecord(BaseModel):
     dirty_bytes: int = 0  # the node's own dirty-page limit (0: the kernel's, as on a board)
     yarn_memory_mb: int
     yarn_vcores: int
+    system: dict[str, str] = Field(default={}, description="what the node ran: OS, kernel, page size, governor, "
+                                   "NUMA nodes, firmware, Java (an emulated node: this host's)")
 
 
 class ScaleRecord(BaseModel):

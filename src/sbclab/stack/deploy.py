@@ -6,6 +6,8 @@ renamed over it, so a board never holds half of one under the real name), and a 
 changes nothing and says what differs.
 """
 
+import hashlib
+import os
 from pathlib import Path
 
 from ..cluster import packages
@@ -14,7 +16,7 @@ from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
 from .distribution import Distribution, sha256
-from .java import pick_java
+from .java import major_of, pick_java
 from .record import JavaOnNode, StackRecord
 from .versions import StackVersions
 
@@ -86,23 +88,85 @@ def _majors(of) -> str:
     return " or ".join(map(str, of.java if isinstance(of, StackVersions) else of))
 
 
-def ensure_java(transport: Transport, node: NodeSpec, stack: StackVersions) -> tuple[tuple[str, str], list[str]]:
-    """(home, version) of a Java the stack runs on: one the board has, else its distribution's package."""
+def ensure_java(transport: Transport, node: NodeSpec, stack: StackVersions, jdk: Path | None = None,
+                root: Path | None = None, log: Path = Path("/dev/null")) -> tuple[tuple[str, str], list[str]]:
+    """(home, version) of a Java the stack runs on: one the board has, else its distribution's
+    package, else the JDK given from this host (copied under root)."""
     java = find_java(transport, node, stack.java)
     if java is not None:
         return java, []
     try:
         package = java_to_install(os_release(transport, node), stack)
     except SbclabError as err:
-        raise SbclabError(f"{node.name} {err.message}", err.hint) from err
+        if jdk is not None:
+            return ship_jdk(transport, node, stack, jdk, root, log)
+        raise SbclabError(f"{node.name} {err.message}", f"{err.hint} Or give a JDK from this host: --jdk PATH.") from err
     said = packages.install(transport, node, [package])
     java = find_java(transport, node, stack.java)
     if java is None:
+        if jdk is not None:
+            return ship_jdk(transport, node, stack, jdk, root, log)
         raise SbclabError(f"no Java {_majors(stack)} on {node.name}, and installing {package} did not give one "
                           f"({said or 'no output'}).",
-                          f"Install it on {node.name} (sudo apt-get install {package}), "
-                          "or let its user run sudo without a password, then run 'cluster up' again.")
+                          f"Install it on {node.name} (sudo apt-get install {package}), let its user run sudo "
+                          "without a password, or give a JDK from this host (--jdk PATH); then run 'cluster up' again.")
     return java, [f"installed {package}"]
+
+
+def jdk_digest(jdk: Path) -> str:
+    """The SHA-256 of a JDK tarball, or of a folder's files (each path with its digest)."""
+    if jdk.is_file():
+        return sha256(jdk)
+    digest = hashlib.sha256()
+    # Links followed, as the copy follows them: Debian's JDK links its conf/ and cacerts into /etc.
+    files = sorted(Path(folder, name) for folder, _, names in os.walk(jdk, followlinks=True) for name in names)
+    for path in files:
+        if path.is_file():
+            digest.update(f"{path.relative_to(jdk)}\0{sha256(path)}\n".encode())
+    return digest.hexdigest()
+
+
+# A JDK from a tar stream on stdin ($2: tar's options), kept with its digest ($3) so that it is copied once.
+RECEIVE_JDK = r'''
+set -e
+final="$1"; partial="$final.partial.$$"
+if [ "$(cat "$final/.sbclab-sha256" 2>/dev/null)" = "$3" ]; then cat >/dev/null; exit 0; fi
+rm -rf "$partial"; mkdir -p "$partial"
+tar $2 -C "$partial"
+[ -x "$partial/bin/java" ] || { echo "no bin/java in it" >&2; rm -rf "$partial"; exit 3; }
+printf '%s' "$3" > "$partial/.sbclab-sha256"
+rm -rf "$final"; mv "$partial" "$final"
+'''
+
+
+def ship_jdk(transport: Transport, node: NodeSpec, stack: StackVersions, jdk: Path, root: Path | None,
+             log: Path) -> tuple[tuple[str, str], list[str]]:
+    """The JDK given from this host on the board (once per digest), checked to run there and to be a
+    Java the stack runs on."""
+    if root is None:
+        raise SbclabError("a JDK can only be copied to boards.", "Give --jdk with --inventory.")
+    digest = jdk_digest(jdk)
+    there = root / f"jdk-{digest[:16]}"
+    if jdk.is_dir():
+        feed, options = ["tar", "-h", "-C", str(jdk), "-cf", "-", "."], "-xf -"
+    else:
+        compression = "z" if jdk.name.endswith((".tar.gz", ".tgz")) else "J" if jdk.name.endswith(".tar.xz") else ""
+        feed, options = ["cat", "--", str(jdk)], f"-x{compression}f - --strip-components=1"
+    present = transport.capture(node, ["cat", str(there / ".sbclab-sha256")]).stdout.decode(errors="replace")
+    status = transport.run(node, ["sh", "-c", RECEIVE_JDK, "sh", str(there), options, digest], {},
+                           log, timeout_s=3600, label=f"copy {jdk.name}", feed=feed)
+    if status != 0:
+        raise SbclabError(f"copying the JDK {jdk} to {there} on {node.name} failed (exit {status}).",
+                          f"Give a folder holding bin/java, or a .tar.gz/.tar.xz of one (as Adoptium ships them); read {log}.")
+    version = transport.capture(node, [str(there / "bin" / "java"), "-version"])
+    line = (version.stderr.decode(errors="replace").strip().splitlines() or [""])[0]
+    major = major_of(line)
+    if version.status != 0 or major not in stack.java:
+        found = f"Java {major}" if major else f"a JDK that does not run there ({line or 'exit ' + str(version.status)})"
+        raise SbclabError(f"the JDK {jdk} is {found} on {node.name}; the {stack.name} stack runs on Java {_majors(stack)}.",
+                          f"Give a Java {_majors(stack)} JDK built for {node.name}'s CPU (uname -m there).")
+    copied = [] if present == digest else [f"copied JDK {jdk.name} (sha256 {digest[:12]})"]
+    return (str(there), line), copied
 
 
 def _parts(local: Distribution) -> list[tuple[Path, str]]:
@@ -138,13 +202,15 @@ def ship(transport: Transport, node: NodeSpec, local: Distribution, root: Path, 
     return changed
 
 
-def to_boards(transport: Transport, record: StackRecord, local: Distribution, log_dir: Path) -> None:
+def to_boards(transport: Transport, record: StackRecord, local: Distribution, log_dir: Path,
+              jdk: Path | None = None) -> None:
     """Java and the distribution on every board, in parallel; recorded in the stack's record."""
     root = Path(record.dist_dir)
 
     def one(node):
-        java, changed = ensure_java(transport, node, local.stack)
-        changed += ship(transport, node, local, root, log_dir / f"deploy-{node.name}.log")
+        log = log_dir / f"deploy-{node.name}.log"
+        java, changed = ensure_java(transport, node, local.stack, jdk, root, log.with_name(f"java-{node.name}.log"))
+        changed += ship(transport, node, local, root, log)
         return JavaOnNode(home=java[0], version=java[1]), changed
     done = _each(transport, one)
     raise_first(done, "Deploying")

@@ -146,6 +146,7 @@ def build_jobs(stack: StackVersions, refresh: bool = False) -> Path:
               f"-Djobs.build.directory={jar.parent / 'build'}", f"-Djobs.final.name={jar.stem}"],
              paths.cache_dir() / "jobs-build.log")
         (jar.parent / "build" / jar.name).replace(jar)
+        shutil.rmtree(jar.parent / "build", ignore_errors=True)
     return jar
 
 

@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..cluster import containers, nodes
+from ..cluster import containers, nodes, systems
 from ..cluster.inventory import BoardAccess
 from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
@@ -69,13 +69,17 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
             record = StackRecord(dist_dir=(dist_dir or deploy.dist_dir_default(boards.inventory.master.data_dir))
                                  if boards else None)
             if boards is not None:
-                deploy.to_boards(transport, record, local, logs_dir(spec.name))
+                deploy.to_boards(transport, record, local, logs_dir(spec.name),
+                                 Path(boards.jdk) if boards.jdk else None)
             if spec.runtime == "container":
                 record.container = _container_record(transport, progress)
             stack = Stack(transport, _as_seen_by_nodes(transport, local, record), record)
             record.configuration = stack.render()
             master_java = record.java.get(spec.master.name)
             record.versions = local.versions(java=master_java.version if master_java else None)
+            record.systems = {name: {**facts, "java": record.java[name].version if name in record.java
+                                     else record.versions["java"]}
+                              for name, facts in systems.of_cluster(transport).items()}
             record.save(state.root)
             if stack.in_container():
                 progress(f"starting a {record.container.runtime} container on every node ({record.container.image})")
@@ -120,7 +124,7 @@ def attach(name: str) -> Cluster:
 def bare_cluster(transport: Transport) -> Cluster:
     """Nodes without Hadoop or Spark (node benchmarks): the stack only keeps their commands' logs."""
     dist = distribution.installed(transport.spec.stack, check=False)
-    return Cluster(transport.state, transport, Stack(transport, dist, StackRecord()))
+    return Cluster(transport.state, transport, Stack(transport, dist, StackRecord(systems=systems.of_cluster(transport))))
 
 
 def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda message: None) -> None:

@@ -44,6 +44,8 @@ class StackRecord(BaseModel):
     dist_dir: str | None = Field(None, description="boards: where Hadoop and Spark live on every board")
     container: ContainerRecord | None = Field(None, description="the runtime and image of the nodes' containers, "
                                               "where the cluster's runtime is container")
+    systems: dict[str, dict[str, str]] = Field(default_factory=dict, description="what each node runs: OS, kernel, "
+                                               "page size, governor, NUMA nodes, firmware, Java (cluster/systems.py)")
 
     @classmethod
     def load(cls, cluster_root: Path) -> "StackRecord":

@@ -1,0 +1,185 @@
+"""Boards running Debian 13 (trixie), as a freshly flashed Raspberry Pi OS does today: each board's
+sshd runs chrooted into a trixie root filesystem built here from Debian packages (mmdebstrap, with
+the OpenJDK 21 trixie packages), in a mount namespace of its own inside an emulated node. sbclab
+finds the boards' Java 21 for the current stack and runs the main job on it; the 2026 seed's stack
+(Java 11 or 17, which trixie does not package) is refused with the reason, and takes a JDK from this
+host (--jdk), copied once."""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sbclab import cli, paths
+from sbclab.cluster import inventory, nodes
+from sbclab.cluster.state import ClusterState
+from sbclab.experiments.orchestrator import cluster_for
+from sbclab.results.store import ResultsStore
+from sbclab.stack import deploy, distribution, versions
+from sbclab.stack.record import StackRecord
+
+from .conftest import NOTHING, leaked, mechanics_spec, remove_if_left
+from .test_ssh_boards import _keygen, _ssh_transport, _stop_namespace_of, _wait_for_port
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mmdebstrap"),
+                                reason="Debian 13 boards are chroots built with mmdebstrap in emulated nodes (root)")
+
+NAME = "ideb13"
+# What a Debian 13 board needs for sbclab: SSH, Python for its sampler, ps, ip, and the Java trixie packages.
+PACKAGES = ("openssh-server", "python3", "procps", "iproute2", "openjdk-21-jre-headless")
+# The host's own JDK for the stack trixie packages no Java for (Debian's links its conf/ into /etc).
+HOST_JDK = Path("/usr/lib/jvm/java-17-openjdk-amd64")
+
+# Run in the sshd's own mount namespace: the trixie root with this board's /tmp, /run, /proc, devices,
+# /etc/hosts, disk, and the test's folder and the cache (where the distribution lives) at their own paths.
+CHROOTED_SSHD = r'''
+set -e
+root="$0"; hosts="$1"; config="$2"; shift 3
+mount -t tmpfs tmpfs "$root/tmp"; mount -t tmpfs tmpfs "$root/run"; mkdir -p "$root/run/sshd"
+mount -t proc proc "$root/proc"; mount --rbind /sys "$root/sys"; mount --rbind /dev "$root/dev"
+mount --bind "$hosts" "$root/etc/hosts"
+for path in "$@"; do mkdir -p "$root$path"; mount --bind "$path" "$root$path"; done
+exec chroot "$root" /usr/sbin/sshd -D -e -f "$config"
+'''
+
+
+def _trixie_root() -> Path:
+    """The trixie root filesystem, built once per package list and kept in the cache."""
+    recipe = hashlib.sha256(json.dumps(["trixie", *PACKAGES]).encode()).hexdigest()[:12]
+    root = paths.cache_dir() / "test-roots" / f"trixie-{recipe}"
+    if (root / "usr" / "sbin" / "sshd").exists():
+        return root
+    root.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix="build-", dir=root.parent))
+    try:
+        subprocess.run(["mmdebstrap", "--mode=root", "--variant=apt", f"--include={','.join(PACKAGES)}",
+                        "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
+                        "--dpkgopt=path-exclude=/usr/share/locale/*", '--essential-hook=mkdir -p "$1"/usr/share/man/man1',
+                        "trixie", str(building / "root"), "http://deb.debian.org/debian"],
+                       check=True, capture_output=True, timeout=1200, env={**os.environ, "TMPDIR": str(building)})
+        (building / "root").rename(root)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def trixie_boards(tmp_path_factory):
+    """(cluster, folder, client key, host keys) of a master and a worker whose sshd runs in trixie."""
+    root = _trixie_root()
+    remove_if_left(NAME)
+    assert leaked() == NOTHING
+    folder = tmp_path_factory.mktemp("deb13")
+    client_key = folder / "client"
+    (folder / "authorized_keys").write_text(_keygen(client_key))
+    host_keys = {}
+    with cluster_for(mechanics_spec(NAME, subnet="10.231.0.0/24", workers=1), bare=True) as cluster, \
+            ExitStack() as servers:
+        for node in cluster.spec.nodes:
+            here = folder / node.name
+            here.mkdir()
+            host_keys[node.name] = _keygen(here / "host_key")
+            (here / "hosts").write_text("127.0.0.1 localhost\n" + "".join(f"{n.address} {n.name}\n"
+                                                                         for n in cluster.spec.nodes))
+            (here / "sshd_config").write_text("\n".join([
+                f"ListenAddress {node.address}", "Port 22", f"HostKey {here / 'host_key'}", "PidFile none",
+                f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
+                "StrictModes no", "LogLevel VERBOSE", "Subsystem sftp /usr/lib/openssh/sftp-server", ""]))
+            shared = [str(cluster.transport.node_disk(node)), str(folder), str(paths.cache_dir())]
+            argv = ["unshare", "--mount", "--", "sh", "-c", CHROOTED_SSHD, str(root), str(here / "hosts"),
+                    str(here / "sshd_config"), *shared]
+            sshd = cluster.transport.start(node, argv, dict(os.environ), here / "sshd.log", label=f"sshd {node.name}",
+                                           enter="network")
+            servers.callback(cluster.transport.stop, sshd)
+            servers.callback(_stop_namespace_of, sshd.pid)
+        for node in cluster.spec.nodes:
+            _wait_for_port(node.address, 22)
+        yield cluster, folder, client_key, host_keys
+    assert leaked() == NOTHING
+
+
+def _files(boards, tmp_path) -> tuple[Path, Path, Path]:
+    """(inventory, known_hosts, distribution folder) for the trixie boards."""
+    cluster, folder, client_key, keys = boards
+    def host(node):
+        fields = {"ansible_host": node.address, "ansible_user": "root", "ansible_ssh_private_key_file": str(client_key),
+                  "data_dir": str(cluster.transport.node_disk(node) / "sbclab")}
+        return f"        {node.name}: {json.dumps(fields)}\n"
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text("all:\n  vars: {board: rpi5b, storage: nvme-p31-gen3}\n  children:\n    master:\n      hosts:\n"
+                     + host(cluster.spec.master) + "    workers:\n      hosts:\n"
+                     + "".join(host(w) for w in cluster.spec.worker_nodes))
+    known = tmp_path / "kh"
+    known.write_text("".join(f"{n.address} {' '.join(keys[n.name].split()[:2])}\n" for n in cluster.spec.nodes))
+    # The distribution already "on the boards" (the cache is bound into each chroot at its own path).
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    for stack in ("current", "lee-park-2026"):
+        local = distribution.installed(stack, check=False)
+        for home in (local.hadoop_home, local.spark_home):
+            if not (dist / home.name).exists():
+                (dist / home.name).symlink_to(home)
+    return hosts, known, dist
+
+
+def test_the_current_stack_runs_on_trixies_own_java_21(trixie_boards, tmp_path):
+    """`cluster up --inventory --stack current` on the trixie boards: the boards' Java 21 is chosen and
+    recorded with each board's system; the main job runs and is valid; `down` stops everything."""
+    hosts, known, dist = _files(trixie_boards, tmp_path)
+    common = ["--inventory", str(hosts), "--known-hosts", str(known), "--dist-dir", str(dist), "--name", NAME,
+              "--knob", "quick-start", "--stack", "current"]
+    runner = CliRunner()
+    try:
+        up = runner.invoke(cli.main_group, ["cluster", "up", *common])
+        assert up.exit_code == 0, (up.output, up.exception)
+        record = StackRecord.load(ClusterState.load(NAME).root)
+        assert record.versions["stack"] == "current" and record.versions["hadoop"] == versions.get("current").hadoop
+        for name in ("master", "worker1"):
+            assert '"21.' in record.java[name].version and "java-21-openjdk" in record.java[name].home
+            assert "trixie" in record.systems[name]["os"] and record.systems[name]["java"] == record.java[name].version
+        results = tmp_path / "results"
+        ran = runner.invoke(cli.main_group, ["run", *common, "--size", "4MB", "--pi-maps", "2", "--pi-samples", "1000",
+                                             "--idle-baseline", "0", "--results", str(results)])
+        assert ran.exit_code == 0, (ran.output, ran.exception)
+        stored = ResultsStore(results).runs()
+        assert {(r.workload, r.engine) for r in stored} >= {("terasort", "hadoop"), ("pi", "spark")}
+        assert all(r.valid and r.cluster.stack == "current" and r.versions["spark"] == "4.2.0" for r in stored), \
+            [(r.workload, r.validity) for r in stored]
+        worker = next(n for n in stored[0].cluster.nodes if n.name == "worker1")
+        assert "trixie" in worker.system["os"] and '"21.' in worker.system["java"]
+        down = runner.invoke(cli.main_group, ["cluster", "down", "--name", NAME])
+        assert down.exit_code == 0, (down.output, down.exception)
+    finally:
+        if NAME in ClusterState.names():
+            nodes.down(NAME, force=True, purge=True)
+
+
+def test_the_seeds_stack_is_refused_on_trixie_and_takes_a_jdk_from_this_host(trixie_boards, tmp_path):
+    """lee-park-2026 runs on Java 11 or 17; trixie packages 21 and 25: `up` says so before starting
+    anything. Given the host's JDK 17 (--jdk), each board gets it once: a second deploy copies nothing."""
+    hosts, known, dist = _files(trixie_boards, tmp_path)
+    refused = CliRunner().invoke(cli.main_group, [
+        "cluster", "up", "--inventory", str(hosts), "--known-hosts", str(known), "--dist-dir", str(dist), "--name", NAME,
+        "--stack", "lee-park-2026"])
+    assert refused.exit_code != 0 and NAME not in ClusterState.names()
+    said = str(refused.exception)
+    assert "Debian GNU/Linux 13 (trixie), which packages Java 21 or 25" in said and "--jdk" in said, said
+
+    transport = _ssh_transport(inventory.load(hosts), known)
+    try:
+        stack = versions.get("lee-park-2026")
+        worker = transport.spec.worker_nodes[0]
+        (home, version), changed = deploy.ensure_java(transport, worker, stack, HOST_JDK, dist, tmp_path / "jdk.log")
+        assert '"17.' in version and home.startswith(str(dist / "jdk-")) and changed[0].startswith("copied JDK")
+        again = deploy.ensure_java(transport, worker, stack, HOST_JDK, dist, tmp_path / "jdk.log")
+        assert again == ((home, version), []), "the JDK is copied once"
+    finally:
+        transport.close()
