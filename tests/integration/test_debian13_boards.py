@@ -1,7 +1,7 @@
 """Boards running Debian 13 (trixie), as a freshly flashed Raspberry Pi OS does today: each board's
 sshd runs chrooted into a trixie root filesystem built here from Debian packages (mmdebstrap, with
 the OpenJDK 21 trixie packages), in a mount namespace of its own inside an emulated node. sbclab
-finds the boards' Java 21 for the current stack and runs the main job on it; the 2026 seed's stack
+finds the boards' Java 21 for the current stack and runs Pi on both engines there; the 2026 seed's stack
 (Java 11 or 17, which trixie does not package) is refused with the reason, and takes a JDK from this
 host (--jdk), copied once."""
 
@@ -23,7 +23,6 @@ from sbclab.cluster.state import ClusterState
 from sbclab.experiments.orchestrator import cluster_for
 from sbclab.results.store import ResultsStore
 from sbclab.stack import deploy, distribution, versions
-from sbclab.stack.record import StackRecord
 
 from .conftest import NOTHING, leaked, mechanics_spec, remove_if_left
 from .test_ssh_boards import _keygen, _ssh_transport, _stop_namespace_of, _wait_for_port
@@ -31,7 +30,8 @@ from .test_ssh_boards import _keygen, _ssh_transport, _stop_namespace_of, _wait_
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mmdebstrap"),
                                 reason="Debian 13 boards are chroots built with mmdebstrap in emulated nodes (root)")
 
-NAME = "ideb13"
+NAME = "ideb13"  # the emulated nodes the boards' sshd run in
+BOARDS = "bdeb13"  # the cluster sbclab makes of the boards
 # What a Debian 13 board needs for sbclab: SSH, Python for its sampler, ps, ip, and the Java trixie packages.
 PACKAGES = ("openssh-server", "python3", "procps", "iproute2", "openjdk-21-jre-headless")
 # The host's own JDK for the stack trixie packages no Java for (Debian's links its conf/ into /etc).
@@ -131,35 +131,32 @@ def _files(boards, tmp_path) -> tuple[Path, Path, Path]:
 
 
 def test_the_current_stack_runs_on_trixies_own_java_21(trixie_boards, tmp_path):
-    """`cluster up --inventory --stack current` on the trixie boards: the boards' Java 21 is chosen and
-    recorded with each board's system; the main job runs and is valid; `down` stops everything."""
+    """`bench --inventory` with the current stack on the trixie boards: deployed with the boards' own
+    Java 21, Pi runs on MapReduce and on Spark 4 and is valid, and each run records the boards' Debian 13
+    and Java; the shape's daemons, HDFS and logs go when it ends."""
     hosts, known, dist = _files(trixie_boards, tmp_path)
-    common = ["--inventory", str(hosts), "--known-hosts", str(known), "--dist-dir", str(dist), "--name", NAME,
-              "--knob", "quick-start", "--stack", "current"]
-    runner = CliRunner()
+    experiment = tmp_path / "trixie.yaml"
+    experiment.write_text(f"name: trixie\ncluster: {{name: {BOARDS}, knobs: [quick-start]}}\nstacks: [current]\n"
+                          "workloads: [pi]\nengines: [hadoop, spark]\nworkers: [1]\nrepetitions: 1\n"
+                          "parameters: {pi: {maps: 2, samples_per_map: 1000}}\nmonitor: {idle_baseline_s: 0}\n")
+    results = tmp_path / "results"
     try:
-        up = runner.invoke(cli.main_group, ["cluster", "up", *common])
-        assert up.exit_code == 0, (up.output, up.exception)
-        record = StackRecord.load(ClusterState.load(NAME).root)
-        assert record.versions["stack"] == "current" and record.versions["hadoop"] == versions.get("current").hadoop
-        for name in ("master", "worker1"):
-            assert '"21.' in record.java[name].version and "java-21-openjdk" in record.java[name].home
-            assert "trixie" in record.systems[name]["os"] and record.systems[name]["java"] == record.java[name].version
-        results = tmp_path / "results"
-        ran = runner.invoke(cli.main_group, ["run", *common, "--size", "4MB", "--pi-maps", "2", "--pi-samples", "1000",
-                                             "--idle-baseline", "0", "--results", str(results)])
-        assert ran.exit_code == 0, (ran.output, ran.exception)
-        stored = ResultsStore(results).runs()
-        assert {(r.workload, r.engine) for r in stored} >= {("terasort", "hadoop"), ("pi", "spark")}
-        assert all(r.valid and r.cluster.stack == "current" and r.versions["spark"] == "4.2.0" for r in stored), \
-            [(r.workload, r.validity) for r in stored]
-        worker = next(n for n in stored[0].cluster.nodes if n.name == "worker1")
-        assert "trixie" in worker.system["os"] and '"21.' in worker.system["java"]
-        down = runner.invoke(cli.main_group, ["cluster", "down", "--name", NAME])
-        assert down.exit_code == 0, (down.output, down.exception)
+        done = CliRunner().invoke(cli.main_group, ["bench", str(experiment), "--inventory", str(hosts), "--known-hosts",
+                                                   str(known), "--dist-dir", str(dist), "--results", str(results)])
+        stored = ResultsStore(results).runs() if results.exists() else []
+        assert done.exit_code == 0, (done.output[-3000:], done.exception, [(r.workload, r.validity) for r in stored])
     finally:
-        if NAME in ClusterState.names():
-            nodes.down(NAME, force=True, purge=True)
+        if BOARDS in ClusterState.names():
+            nodes.down(BOARDS, force=True, purge=True)
+    assert BOARDS not in ClusterState.names()
+    assert {(r.workload, r.engine) for r in stored} == {("pi", "hadoop"), ("pi", "spark")}
+    current = versions.get("current")
+    for run in stored:
+        assert run.valid and run.cluster.stack == "current", (run.engine, run.validity)
+        assert (run.versions["hadoop"], run.versions["spark"]) == (current.hadoop, current.spark)
+        for node in run.cluster.nodes:
+            assert "trixie" in node.system["os"] and '"21.' in node.system["java"], (node.name, node.system)
+    assert abs(next(r for r in stored if r.engine == "spark").result["estimate"] - 3.14) < 0.2
 
 
 def test_the_seeds_stack_is_refused_on_trixie_and_takes_a_jdk_from_this_host(trixie_boards, tmp_path):
@@ -167,9 +164,9 @@ def test_the_seeds_stack_is_refused_on_trixie_and_takes_a_jdk_from_this_host(tri
     anything. Given the host's JDK 17 (--jdk), each board gets it once: a second deploy copies nothing."""
     hosts, known, dist = _files(trixie_boards, tmp_path)
     refused = CliRunner().invoke(cli.main_group, [
-        "cluster", "up", "--inventory", str(hosts), "--known-hosts", str(known), "--dist-dir", str(dist), "--name", NAME,
+        "cluster", "up", "--inventory", str(hosts), "--known-hosts", str(known), "--dist-dir", str(dist), "--name", BOARDS,
         "--stack", "lee-park-2026"])
-    assert refused.exit_code != 0 and NAME not in ClusterState.names()
+    assert refused.exit_code != 0 and BOARDS not in ClusterState.names()
     said = str(refused.exception)
     assert "Debian GNU/Linux 13 (trixie), which packages Java 21 or 25" in said and "--jdk" in said, said
 
@@ -177,6 +174,7 @@ def test_the_seeds_stack_is_refused_on_trixie_and_takes_a_jdk_from_this_host(tri
     try:
         stack = versions.get("lee-park-2026")
         worker = transport.spec.worker_nodes[0]
+        transport.make_dirs(worker, [transport.cluster_root(worker) / "pids"])
         (home, version), changed = deploy.ensure_java(transport, worker, stack, HOST_JDK, dist, tmp_path / "jdk.log")
         assert '"17.' in version and home.startswith(str(dist / "jdk-")) and changed[0].startswith("copied JDK")
         again = deploy.ensure_java(transport, worker, stack, HOST_JDK, dist, tmp_path / "jdk.log")

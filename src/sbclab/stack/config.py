@@ -147,8 +147,10 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "spark.scheduler.maxRegisteredResourcesWaitingTime": "300s",
             "spark.eventLog.enabled": "true",
             "spark.eventLog.dir": f"file://{layout.spark_events}",
-            # sbclab reads the event log as JSON lines; Spark 4 compresses it by default.
+            # sbclab reads each application's event log as one file of JSON lines; Spark 4 compresses
+            # it and rolls it over a folder of files by default.
             "spark.eventLog.compress": "false",
+            "spark.eventLog.rolling.enabled": "false",
             **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),
         },
     }
