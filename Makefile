@@ -15,7 +15,7 @@ RESULTS ?= results
 DEMO_WORK ?= 0.04
 DEMO_STORAGE ?= microsd
 
-.PHONY: setup system-deps python-deps stack demo test unit-test bench clean
+.PHONY: setup system-deps python-deps stack demo test test-cgroup2 unit-test bench clean
 
 setup: system-deps python-deps stack
 
@@ -40,6 +40,11 @@ demo: setup
 test: setup
 	bash scripts/install-system-deps.sh test
 	$(BIN)/pytest -v --instafail --durations=25 --timeout=1200 tests/unit tests/integration
+
+# The cgroup v2 path (threaded virtual cores, io.max, memory.max) on a v2 kernel: a small virtual
+# machine with Debian's kernel, since this host kind runs cgroup v1 (scripts/cgroup2-vm.sh).
+test-cgroup2: setup
+	bash scripts/cgroup2-vm.sh
 
 unit-test: python-deps
 	$(BIN)/pytest -v tests/unit

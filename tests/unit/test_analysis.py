@@ -193,3 +193,10 @@ def test_a_container_overhead_and_a_layout_ratio_come_with_the_datanodes_resourc
     assert resources["datanode writes"].value.value == pytest.approx(1.3)
     assert resources["datanode memory"].value.value == pytest.approx(1.3)
     assert resources["datanode writes"].note == "on master against worker1"
+
+
+def test_a_stack_ratio_sets_the_current_stack_beside_the_seeds():
+    assert derived._setup_kind("current", "") == "stack ratio"
+    assert derived._setup_kind("container current", "current") == "container overhead"
+    assert derived._setup_kind("master-is-worker current", "current") == "layout ratio"
+    assert derived._setup_kind("standalone", "") == "setup ratio"

@@ -225,6 +225,10 @@ def engine_ratios(cells: list[Cell]) -> list[Comparison]:
     return _pairs(cells, "engine", "engine ratio", order)
 
 
+# The words a setup holds besides a stack's name (cells.setup_of).
+SETUP_WORDS = {"standalone", "master-is-worker", "desktop-master", "container"}
+
+
 def _setup_kind(a: str, b: str) -> str:
     """What two setups of one cell differ in, as the comparison's kind."""
     differ = set(a.split()) ^ set(b.split())
@@ -232,6 +236,8 @@ def _setup_kind(a: str, b: str) -> str:
         return "container overhead"
     if differ & {"master-is-worker", "desktop-master"}:
         return "layout ratio"
+    if differ and not differ & SETUP_WORDS:
+        return "stack ratio"  # what is left of a setup is the name of its stack (cells.setup_of)
     return "setup ratio"
 
 
@@ -244,14 +250,15 @@ def _setup_pairs(members: list[CellKey]) -> list[tuple[CellKey, CellKey]]:
 
 def setup_ratios(cells: list[Cell]) -> list[Comparison]:
     """T(setup) / T(first setup) of one cell: the container overhead (Hajji & Tso: Docker over native),
-    a master on a worker or a desktop against one of its own, Spark standalone against YARN."""
+    a master on a worker or a desktop against one of its own, Spark standalone against YARN, one stack
+    against the 2026 seed's."""
     return [Comparison(_setup_kind(c.cell.setup, c.baseline.setup), c.cell, c.baseline, c.value,
                        note=f"{_named(c.cell.setup)} over {_named(c.baseline.setup)}")
             for c in _pairs(cells, "setup", "setup", lambda members, times: _setup_pairs(members))]
 
 
 def _named(setup: str) -> str:
-    return setup or "YARN, separate master, native"
+    return setup or "YARN, separate master, native, lee-park-2026"
 
 
 # What the 2021 seed compared on a datanode between a master of its own ("Separate") and a master on
