@@ -25,7 +25,7 @@ from sbclab.results.store import ResultsStore
 from sbclab.stack import deploy, distribution, versions
 
 from .conftest import NOTHING, leaked, mechanics_spec, remove_if_left
-from .test_ssh_boards import _keygen, _ssh_transport, _stop_namespace_of, _wait_for_port
+from .test_ssh_boards import _keygen, _ssh_transport, _start_sshd, _wait_for_port, _write_sshd_config
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mmdebstrap"),
                                 reason="Debian 13 boards are chroots built with mmdebstrap in emulated nodes (root)")
@@ -88,18 +88,11 @@ def trixie_boards(tmp_path_factory):
             host_keys[node.name] = _keygen(here / "host_key")
             (here / "hosts").write_text("127.0.0.1 localhost\n" + "".join(f"{n.address} {n.name}\n"
                                                                          for n in cluster.spec.nodes))
-            (here / "sshd_config").write_text("\n".join([
-                f"ListenAddress {node.address}", "Port 22", f"HostKey {here / 'host_key'}", "PidFile none",
-                f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
-                "StrictModes no", "LogLevel VERBOSE", "Subsystem sftp /usr/lib/openssh/sftp-server", ""]))
+            _write_sshd_config(here, folder, node.address)
             shared = [str(cluster.transport.node_disk(node)), str(folder), str(paths.cache_dir())]
             argv = ["unshare", "--mount", "--", "sh", "-c", CHROOTED_SSHD, str(root), str(here / "hosts"),
                     str(here / "sshd_config"), *shared]
-            sshd = cluster.transport.start(node, argv, dict(os.environ), here / "sshd.log", label=f"sshd {node.name}",
-                                           enter="network")
-            servers.callback(cluster.transport.stop, sshd)
-            servers.callback(_stop_namespace_of, sshd.pid)
+            _start_sshd(cluster, servers, node, argv, here / "sshd.log")
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
         yield cluster, folder, client_key, host_keys

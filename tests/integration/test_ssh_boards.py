@@ -64,28 +64,36 @@ def boards(tmp_path_factory):
             own = "127.0.1.1" if node.name == LOOPBACK_NODE else node.address
             others = "".join(f"{n.address} {n.name}\n" for n in cluster.spec.nodes if n.name != node.name)
             (here / "hosts").write_text(f"127.0.0.1 localhost\n{own} {node.name}\n{others}")
-            (here / "sshd_config").write_text("\n".join([
-                f"ListenAddress {node.address}", "Port 22", f"HostKey {here / 'host_key'}", "PidFile none",
-                f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PasswordAuthentication no",
-                "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
-                "StrictModes no", "LogLevel VERBOSE",
-                "Subsystem sftp /usr/lib/openssh/sftp-server", ""]))
+            _write_sshd_config(here, folder, node.address)
             # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it.
             argv = ["unshare", "--mount", "--", "sh", "-c",
                     'mount --bind "$0" /etc/hosts && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1"',
                     str(here / "hosts"), str(here / "sshd_config")]
-            # Outside the node's CPU and memory limits: a board is a machine of its own, and the JVMs
-            # these tests start would otherwise crawl on a fraction of this host's cores.
-            sshd = cluster.transport.start(node, argv, dict(os.environ), here / "sshd.log", label=f"sshd {node.name}",
-                                           enter="network")
-            servers.callback(cluster.transport.stop, sshd)
-            # Whatever a failed test leaves on a board lives in its sshd's mount namespace, which
-            # holds the node's disk mounted: it goes before the nodes do.
-            servers.callback(_stop_namespace_of, sshd.pid)
+            _start_sshd(cluster, servers, node, argv, here / "sshd.log")
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
         yield cluster, folder, client_key, host_keys
     assert leaked() == NOTHING
+
+
+def _start_sshd(cluster, servers: ExitStack, node, argv: list[str], log) -> None:
+    """A board's sshd in its node's network namespace, stopped with everything in its mount namespace."""
+    # Outside the node's CPU and memory limits: a board is a machine of its own, and the JVMs
+    # these tests start would otherwise crawl on a fraction of this host's cores.
+    sshd = cluster.transport.start(node, argv, dict(os.environ), log, label=f"sshd {node.name}", enter="network")
+    servers.callback(cluster.transport.stop, sshd)
+    # Whatever a failed test leaves on a board lives in its sshd's mount namespace, which
+    # holds the node's disk mounted: it goes before the nodes do.
+    servers.callback(_stop_namespace_of, sshd.pid)
+
+
+def _write_sshd_config(here, folder, address: str) -> None:
+    """A board's sshd: its node's address only, its own host key, the test's client key, no password."""
+    (here / "sshd_config").write_text("\n".join([
+        f"ListenAddress {address}", "Port 22", f"HostKey {here / 'host_key'}", "PidFile none",
+        f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
+        "StrictModes no", "LogLevel VERBOSE", "Subsystem sftp /usr/lib/openssh/sftp-server", ""]))
 
 
 def _stop_namespace_of(pid: int) -> None:
