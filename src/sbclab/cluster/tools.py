@@ -38,12 +38,13 @@ def sysbench_cpu(run: Runner, max_prime: int, threads: int, seconds: int = SECON
 
 def fio_job(run: Runner, directory: Path, name: str, rw: str, block_size: str, size: str = "256M",
             seconds: int = SECONDS_PER_TEST, direct: bool = True) -> dict:
-    """One fio job in `directory`; {'mb_s', 'iops'} of its read or write side."""
+    """One fio job in `directory`; {'mb_s', 'iops'} of its read or write side. Direct I/O runs for
+    `seconds`; buffered I/O writes `size` once and flushes it, as HDFS and shuffle files are written
+    (rewriting one file for a while would measure the page cache, not the medium)."""
     argv = ["fio", f"--name={name}", f"--directory={directory}", f"--rw={rw}", f"--bs={block_size}",
-            f"--size={size}", f"--runtime={seconds}", "--time_based", f"--direct={1 if direct else 0}",
+            f"--size={size}", f"--direct={1 if direct else 0}",
             "--ioengine=psync", "--numjobs=1", "--group_reporting", "--output-format=json"]
-    if not direct:
-        argv.append("--end_fsync=1")
+    argv += [f"--runtime={seconds}", "--time_based"] if direct else ["--end_fsync=1"]
     status, out, err = run(argv)
     if status != 0 or "{" not in out:
         raise SbclabError(f"fio {rw} {block_size} in {directory} failed: {err.strip()[:300]}",
