@@ -23,7 +23,7 @@ root="$cache/root"
 if [ ! -e "$root/boot/vmlinuz" ] && ! ls "$root"/boot/vmlinuz-* >/dev/null 2>&1; then
   rm -rf "$root.partial"
   mmdebstrap --mode=root --variant=apt \
-    --include=linux-image-amd64,kmod,procps,iproute2,util-linux,e2fsprogs,sysbench,fio,iperf3,python3 \
+    --include=linux-image-amd64,kmod,mount,procps,iproute2,util-linux,e2fsprogs,sysbench,fio,iperf3,python3 \
     --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
     bookworm "$root.partial" http://deb.debian.org/debian
@@ -35,6 +35,7 @@ initrd=$(ls "$root"/boot/initrd.img-* | head -n 1)
 # What the machine runs instead of an init system: the unified hierarchy only, the shares, the check.
 cat > "$root/sbclab-init" <<EOF
 #!/bin/sh
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts; mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run; mount -t tmpfs tmpfs /tmp; mount -o remount,rw /
@@ -45,13 +46,13 @@ mkdir -p "$here" "$python_prefix" /out
 mount -t 9p -o trans=virtio,version=9p2000.L,ro checkout "$here"
 [ "$python_prefix" = /usr ] || mount -t 9p -o trans=virtio,version=9p2000.L,ro python "$python_prefix"
 mount -t 9p -o trans=virtio,version=9p2000.L out /out
-export SBCLAB_HOME=/var/sbclab PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+export SBCLAB_HOME=/var/sbclab HOME=/root
 {
   echo "kernel \$(uname -r), cgroup: \$(stat -fc %T /sys/fs/cgroup), controllers: \$(cat /sys/fs/cgroup/cgroup.controllers)"
   cd "$here" && "$here/.venv/bin/python" bench/fidelity.py --seconds $seconds
   echo "exit \$?"
 } > /out/fidelity.txt 2>&1
-sync; echo o > /proc/sysrq-trigger
+sync; echo o > /proc/sysrq-trigger; sleep 60
 EOF
 chmod +x "$root/sbclab-init"
 
