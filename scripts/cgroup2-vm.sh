@@ -49,7 +49,7 @@ mount -t 9p -o trans=virtio,version=9p2000.L out /out
 export SBCLAB_HOME=/var/sbclab HOME=/root
 {
   echo "kernel \$(uname -r), cgroup: \$(stat -fc %T /sys/fs/cgroup), controllers: \$(cat /sys/fs/cgroup/cgroup.controllers)"
-  cd "$here" && "$here/.venv/bin/python" bench/fidelity.py --seconds $seconds
+  cd "$here" && "$here/.venv/bin/python" -u bench/fidelity.py --seconds $seconds
   echo "exit \$?"
 } > /out/fidelity.txt 2>&1
 sync; echo o > /proc/sysrq-trigger; sleep 60
