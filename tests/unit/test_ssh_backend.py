@@ -34,9 +34,9 @@ def test_the_newest_supported_java_is_chosen():
                "/usr/lib/jvm/java-11-openjdk-arm64|openjdk version \"11.0.22\" 2024-01-16\n"
                "/usr/lib/jvm/java-17-openjdk-arm64|openjdk version \"17.0.10\" 2024-01-16\n"
                "/opt/broken|\n")
-    assert pick_java(listing) == ("/usr/lib/jvm/java-17-openjdk-arm64", 'openjdk version "17.0.10" 2024-01-16')
-    assert pick_java("/usr/lib/jvm/java-8|java version \"1.8.0_392\"\n/usr/lib/jvm/java-21|openjdk version \"21\"\n") is None
-    assert pick_java("") is None
+    assert pick_java(listing, (11, 17)) == ("/usr/lib/jvm/java-17-openjdk-arm64", 'openjdk version "17.0.10" 2024-01-16')
+    assert pick_java("/usr/lib/jvm/java-8|java version \"1.8.0_392\"\n/usr/lib/jvm/java-21|openjdk version \"21\"\n", (11, 17)) is None
+    assert pick_java("", (11, 17)) is None
 
 
 def test_an_inventory_gives_each_board_its_whole_profile():

@@ -21,10 +21,6 @@ def stack_group():
     """The Hadoop and Spark distributions sbclab deploys."""
 
 
-def _runnable() -> list[str]:
-    return [s.name for s in stack_versions.STACKS.values() if s.unavailable is None]
-
-
 @stack_group.command("fetch")
 @click.option("--stack", "names", default="all", show_default=True,
               help="Which stacks, comma-separated ('sbclab stack list'); all = every stack that runs here.")
@@ -32,7 +28,7 @@ def _runnable() -> list[str]:
 def stack_fetch(names, refresh):
     """Assemble each stack's Hadoop and Spark from Maven Central into the cache (once per version) and
     build sbclab's jobs against it."""
-    chosen = _runnable() if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+    chosen = stack_versions.runnable() if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
     for name in chosen:
         stack_versions.check(name)
     for name in chosen:

@@ -7,7 +7,7 @@ from .spec import NodeSpec
 from .transport import Transport
 
 FACTS = r'''
-. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"
+. /etc/os-release 2>/dev/null; echo "os=${PRETTY_NAME:-unknown}"; echo "os_id=$ID"; echo "os_version=$VERSION_ID"
 echo "kernel=$(uname -r)"
 echo "machine=$(uname -m)"
 echo "page_size=$(getconf PAGESIZE 2>/dev/null)"

@@ -10,7 +10,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..cluster import packages
+from ..cluster import packages, systems
 from ..cluster.remote import in_parallel, raise_first
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
@@ -61,31 +61,26 @@ def find_java(transport: Transport, node: NodeSpec, majors: tuple[int, ...]) -> 
     return pick_java(transport.capture(node, ["sh", "-c", FIND_JAVA]).stdout.decode(errors="replace"), majors)
 
 
-def os_release(transport: Transport, node: NodeSpec) -> dict[str, str]:
-    """The board's /etc/os-release as a dict (ID, VERSION_ID, PRETTY_NAME ...)."""
-    text = transport.capture(node, ["cat", "/etc/os-release"]).stdout.decode(errors="replace")
-    return {k: v.strip().strip('"') for k, _, v in (line.partition("=") for line in text.splitlines()) if v}
-
-
-def java_to_install(release: dict[str, str], stack: StackVersions) -> str:
-    """The OpenJDK package of the board's distribution the stack runs on (the newest such major), or
-    one sentence saying why there is none."""
-    packaged = PACKAGED_JAVA.get((release.get("ID", ""), release.get("VERSION_ID", "")))
+def java_to_install(system: dict[str, str], stack: StackVersions) -> str:
+    """The OpenJDK package of the board's distribution (its facts, cluster/systems.py) the stack runs
+    on (the newest such major), or one sentence saying why there is none."""
+    packaged = PACKAGED_JAVA.get((system.get("os_id", ""), system.get("os_version", "")))
+    wanted = _majors(stack.java)
     if packaged is None:
-        raise SbclabError(f"runs {release.get('PRETTY_NAME', 'an unknown system')}, whose Java packages sbclab does not "
-                          f"know, and has no Java {_majors(stack)} installed",
-                          f"Install a Java {_majors(stack)} on it, then run 'cluster up' again.")
+        raise SbclabError(f"runs {system.get('os', 'an unknown system')}, whose Java packages sbclab does not "
+                          f"know, and has no Java {wanted} installed",
+                          f"Install a Java {wanted} on it, then run 'cluster up' again.")
     fits = [major for major in packaged if major in stack.java]
     if not fits:
-        raise SbclabError(f"runs {release.get('PRETTY_NAME')}, which packages Java {_majors(packaged)}, and the "
-                          f"{stack.name} stack runs on Java {_majors(stack)} only",
-                          f"Install a Java {_majors(stack)} on it yourself, or choose a stack that runs on Java "
+        raise SbclabError(f"runs {system.get('os')}, which packages Java {_majors(packaged)}, and the "
+                          f"{stack.name} stack runs on Java {wanted} only",
+                          f"Install a Java {wanted} on it yourself, or choose a stack that runs on Java "
                           f"{_majors(packaged)} ('sbclab stack list').")
     return f"openjdk-{max(fits)}-jre-headless"
 
 
-def _majors(of) -> str:
-    return " or ".join(map(str, of.java if isinstance(of, StackVersions) else of))
+def _majors(majors: tuple[int, ...]) -> str:
+    return " or ".join(map(str, majors))
 
 
 def ensure_java(transport: Transport, node: NodeSpec, stack: StackVersions, jdk: Path | None = None,
@@ -96,7 +91,7 @@ def ensure_java(transport: Transport, node: NodeSpec, stack: StackVersions, jdk:
     if java is not None:
         return java, []
     try:
-        package = java_to_install(os_release(transport, node), stack)
+        package = java_to_install(systems.of_node(transport, node), stack)
     except SbclabError as err:
         if jdk is not None:
             return ship_jdk(transport, node, stack, jdk, root, log)
@@ -106,7 +101,7 @@ def ensure_java(transport: Transport, node: NodeSpec, stack: StackVersions, jdk:
     if java is None:
         if jdk is not None:
             return ship_jdk(transport, node, stack, jdk, root, log)
-        raise SbclabError(f"no Java {_majors(stack)} on {node.name}, and installing {package} did not give one "
+        raise SbclabError(f"no Java {_majors(stack.java)} on {node.name}, and installing {package} did not give one "
                           f"({said or 'no output'}).",
                           f"Install it on {node.name} (sudo apt-get install {package}), let its user run sudo "
                           "without a password, or give a JDK from this host (--jdk PATH); then run 'cluster up' again.")
@@ -130,7 +125,6 @@ def jdk_digest(jdk: Path) -> str:
 RECEIVE_JDK = r'''
 set -e
 final="$1"; partial="$final.partial.$$"
-if [ "$(cat "$final/.sbclab-sha256" 2>/dev/null)" = "$3" ]; then cat >/dev/null; exit 0; fi
 rm -rf "$partial"; mkdir -p "$partial"
 tar $2 -C "$partial"
 [ -x "$partial/bin/java" ] || { echo "no bin/java in it" >&2; rm -rf "$partial"; exit 3; }
@@ -156,8 +150,9 @@ def ship_jdk(transport: Transport, node: NodeSpec, stack: StackVersions, jdk: Pa
         compression = "z" if jdk.name.endswith((".tar.gz", ".tgz")) else "J" if jdk.name.endswith(".tar.xz") else ""
         feed, options = ["cat", "--", str(jdk)], f"-x{compression}f - --strip-components=1"
     present = transport.capture(node, ["cat", str(there / ".sbclab-sha256")]).stdout.decode(errors="replace")
-    status = transport.run(node, ["sh", "-c", RECEIVE_JDK, "sh", str(there), options, digest], {},
-                           log, timeout_s=3600, label=f"copy {jdk.name}", feed=feed)
+    status = 0 if present == digest else transport.run(
+        node, ["sh", "-c", RECEIVE_JDK, "sh", str(there), options, digest], {}, log, timeout_s=3600,
+        label=f"copy {jdk.name}", feed=feed)
     if status != 0:
         raise SbclabError(f"copying the JDK {jdk} to {there} on {node.name} failed (exit {status}).",
                           f"Give a folder holding bin/java, or a .tar.gz/.tar.xz of one (as Adoptium ships them); read {log}.")
@@ -166,8 +161,8 @@ def ship_jdk(transport: Transport, node: NodeSpec, stack: StackVersions, jdk: Pa
     major = major_of(line)
     if version.status != 0 or major not in stack.java:
         found = f"Java {major}" if major else f"a JDK that does not run there ({line or 'exit ' + str(version.status)})"
-        raise SbclabError(f"the JDK {jdk} is {found} on {node.name}; the {stack.name} stack runs on Java {_majors(stack)}.",
-                          f"Give a Java {_majors(stack)} JDK built for {node.name}'s CPU (uname -m there).")
+        raise SbclabError(f"the JDK {jdk} is {found} on {node.name}; the {stack.name} stack runs on Java {_majors(stack.java)}.",
+                          f"Give a Java {_majors(stack.java)} JDK built for {node.name}'s CPU (uname -m there).")
     copied = [] if present == digest else [f"copied JDK {jdk.name} (sha256 {digest[:12]})"]
     return (str(there), line), copied
 

@@ -8,10 +8,6 @@ from pathlib import Path
 
 from ..errors import SbclabError
 
-# The majors of the first stack (Hadoop 3.3.6 fails on 21 and later), where no stack is named.
-SUPPORTED = (11, 17)
-
-
 def major_of(version_text: str) -> int | None:
     """The major version in `java -version` output ("1.8.0_x" is 8, "17.0.9" is 17)."""
     match = re.search(r'version "(\d+)(?:\.(\d+))?', version_text)
@@ -30,7 +26,7 @@ def _major(java: Path) -> int | None:
 
 
 @cache
-def java_home(majors: tuple[int, ...] = SUPPORTED) -> Path:
+def java_home(majors: tuple[int, ...]) -> Path:
     """SBCLAB_JAVA_HOME, else JAVA_HOME, else the newest JDK of one of these majors under /usr/lib/jvm."""
     candidates = [os.environ.get("SBCLAB_JAVA_HOME"), os.environ.get("JAVA_HOME")]
     jvm = Path("/usr/lib/jvm")
@@ -49,12 +45,12 @@ def java_home(majors: tuple[int, ...] = SUPPORTED) -> Path:
         f"Install one (Debian 12: apt-get install openjdk-17-jdk-headless) or set SBCLAB_JAVA_HOME to a Java {wanted}.")
 
 
-def java_version(majors: tuple[int, ...] = SUPPORTED) -> str:
+def java_version(majors: tuple[int, ...]) -> str:
     out = subprocess.run([str(java_home(majors) / "bin" / "java"), "-version"], capture_output=True, text=True).stderr
     return out.splitlines()[0].strip() if out else "unknown"
 
 
-def pick_java(listing: str, majors: tuple[int, ...] = SUPPORTED) -> tuple[str, str] | None:
+def pick_java(listing: str, majors: tuple[int, ...]) -> tuple[str, str] | None:
     """(home, version line) of the newest Java of one of these majors in a listing of "<home>|<java
     -version's first line>" lines (deploy.FIND_JAVA), or None."""
     found = []

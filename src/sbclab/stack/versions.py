@@ -52,15 +52,19 @@ FIRST = "lee-park-2026"
 DEFAULT = "lee-park-2026"
 
 
+def runnable() -> list[str]:
+    """The stacks that run here."""
+    return [s.name for s in STACKS.values() if s.unavailable is None]
+
+
 def get(name: str) -> StackVersions:
     """A stack that can run here, or one sentence saying why not and what to choose."""
     found = STACKS.get(name)
-    runnable = [s.name for s in STACKS.values() if s.unavailable is None]
     if found is None:
-        raise SbclabError(f"Unknown stack '{name}'.", f"Choose one of: {', '.join(runnable)} ('sbclab stack list').")
+        raise SbclabError(f"Unknown stack '{name}'.", f"Choose one of: {', '.join(runnable())} ('sbclab stack list').")
     if found.unavailable:
         raise SbclabError(f"The {name} stack cannot run here: {found.unavailable}.",
-                          f"Choose one of: {', '.join(runnable)}.")
+                          f"Choose one of: {', '.join(runnable())}.")
     return found
 
 
