@@ -117,3 +117,10 @@ def test_no_port_forwarding_blocks_web_uis_on_loopback_and_no_python3_is_warned(
     assert found["python3"].severity == "warning" and "--no-sampling" in found["python3"].fix
     healthy = _findings(PI5_FACTS + "python3=/usr/bin/python3\nforwarding=yes\n")
     assert healthy["ssh forwarding"].severity == "ok" and "python3" not in healthy
+
+
+def test_a_python3_older_than_a_stacks_pyspark_is_warned_with_the_stack():
+    """Debian 11's Python 3.9 runs PySpark 3.5 but not PySpark 4 (3.10 and later); Debian 12's 3.11 runs both."""
+    old = _findings(PI5_FACTS + "python3=/usr/bin/python3\npython3_version=3.9\nforwarding=yes\n")["python3"]
+    assert old.severity == "warning" and "current stack (3.10)" in old.finding and "lee-park" not in old.finding
+    assert _findings(PI5_FACTS + "python3=/usr/bin/python3\npython3_version=3.11\nforwarding=yes\n")["python3"].severity == "ok"

@@ -72,7 +72,7 @@ class Recipe:
     variant: str = "apt"
     # nginx for web capacity, a Java 17 runtime for Hadoop's and Spark's daemons, sysbench and ps to
     # check a container's CPU against the node's.
-    packages: tuple[str, ...] = ("nginx-light", "openjdk-17-jre-headless", "sysbench", "procps")
+    packages: tuple[str, ...] = ("nginx-light", "openjdk-17-jre-headless", "python3", "sysbench", "procps")
     mirror: str = "http://deb.debian.org/debian"
     architecture: str = ""
 

@@ -12,6 +12,7 @@ echo "kernel=$(uname -r)"
 echo "machine=$(uname -m)"
 echo "page_size=$(getconf PAGESIZE 2>/dev/null)"
 echo "governor=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null)"
+if command -v python3 >/dev/null 2>&1; then echo "python=$(python3 --version 2>&1)"; fi
 echo "numa_nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)"
 if command -v vcgencmd >/dev/null 2>&1; then echo "firmware=$(vcgencmd version 2>/dev/null | tr '\n' ' ')"; fi
 '''

@@ -26,6 +26,7 @@ from .. import profiles
 from ..cluster import remote
 from ..cluster.inventory import Host, Inventory
 from ..errors import SbclabError
+from ..stack import versions as stacks
 from ..stack.sizing import worker_memory
 from .plan import bytes_needed
 
@@ -43,6 +44,7 @@ echo "resolves=$(getent hosts "$(hostname)" | awk '{print $1; exit}')"
 echo "name_of_address=$(getent hosts "$2" | awk '{print $2; exit}')"
 if command -v java >/dev/null 2>&1; then echo "java=$(java -version 2>&1 | head -n 1)"; else echo "java="; fi
 echo "python3=$(command -v python3)"
+echo "python3_version=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)"
 awk '/^MemTotal:/{print "mem_total_kb=" $2} /^MemAvailable:/{print "mem_available_kb=" $2}' /proc/meminfo
 probe="$dir"
 while [ ! -d "$probe" ] && [ "$probe" != "/" ]; do probe=$(dirname "$probe"); done
@@ -101,6 +103,18 @@ def _pcie_generation(speed: str) -> int | None:
     return {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5}.get(rate)
 
 
+def python_finding(version: str) -> tuple[str, Severity, str, str]:
+    """The board's python3 against the oldest Python each stack's PySpark runs on."""
+    have = tuple(int(part) for part in version.split(".")[:2] if part.isdigit())
+    too_old = [s for s in map(stacks.get, stacks.runnable()) if have < s.python]
+    if not too_old:
+        return "python3", "ok", f"python3 {version}", ""
+    return ("python3", "warning",
+            f"python3 {version} is older than PySpark needs on the " + ", ".join(
+                f"{s.name} stack ({'.'.join(map(str, s.python))})" for s in too_old),
+            "Install a newer python3 on the board, or run PySpark workloads on another stack.")
+
+
 def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
     """The findings for one board from its facts."""
     out: list[Finding] = []
@@ -120,8 +134,10 @@ def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
             "for the stack, or give one with --jdk.")
 
     if "python3" in facts and not facts["python3"]:
-        add("python3", "warning", "no python3: the per-node sampler cannot run on this board",
+        add("python3", "warning", "no python3: the per-node sampler and PySpark jobs cannot run on this board",
             "apt-get install python3 (Raspberry Pi OS has it), or run with --no-sampling.")
+    elif facts.get("python3_version"):
+        add(*python_finding(facts["python3_version"]))
     forwarding = facts.get("forwarding")
     if forwarding and forwarding != "yes":
         add("ssh forwarding", "blocker", f"sshd refuses port forwarding ({forwarding}); sbclab reads the web UIs, "

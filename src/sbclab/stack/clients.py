@@ -99,17 +99,18 @@ def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, tim
         stack.transport.remove(master, result)
 
 
-def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[str],
+def spark_submit_command(stack: Stack, main_class: str | None, resource: Path, args: list[str],
                          conf: dict[str, str] | None = None) -> list[str]:
-    """The driver command line Spark's launcher builds for `spark-submit --class main_class jar args`."""
+    """The driver command line Spark's launcher builds for `spark-submit [--class main_class] resource
+    args`: a jar and its main class, or a Python script (main_class None)."""
     master = stack.spec.master
     env = stack.env(master)
-    submit = ["org.apache.spark.deploy.SparkSubmit", "--class", main_class]
+    submit = ["org.apache.spark.deploy.SparkSubmit", *(["--class", main_class] if main_class else [])]
     for key, value in (conf or {}).items():
         submit += ["--conf", f"{key}={value}"]
     launcher = [env["JAVA_HOME"] + "/bin/java", *config.jvm_flags(stack.spec.knobs), "-Xmx128m",
                 "-cp", f"{stack.dist.spark_jars}/*",
-                "org.apache.spark.launcher.Main", *submit, str(jar), *args]
+                "org.apache.spark.launcher.Main", *submit, str(resource), *args]
     done = stack.transport.capture(master, launcher, env, timeout_s=120)
     command = [part.strip() for part in done.stdout.decode().split("\0") if part.strip()]
     if done.status != 0 or not command:
@@ -119,9 +120,9 @@ def spark_submit_command(stack: Stack, main_class: str, jar: Path, args: list[st
     return command
 
 
-def spark_submit(stack: Stack, main_class: str, jar: Path, args: list[str], log: Path, label: str,
+def spark_submit(stack: Stack, main_class: str | None, resource: Path, args: list[str], log: Path, label: str,
                  conf: dict[str, str] | None = None, timeout_s: float = 7200) -> JobOutcome:
-    command = spark_submit_command(stack, main_class, jar, args, conf)
+    command = spark_submit_command(stack, main_class, resource, args, conf)
     outcome = _timed(stack, command, log, label, timeout_s)
     outcome.job_ids = engine_counters.spark_application_ids(outcome.output)
     return outcome

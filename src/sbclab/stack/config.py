@@ -151,6 +151,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             # it and rolls it over a folder of files by default.
             "spark.eventLog.compress": "false",
             "spark.eventLog.rolling.enabled": "false",
+            # Where a Python job's executors find PySpark (YARN adds the same; a standalone Worker does not).
+            "spark.executorEnv.PYTHONPATH": ":".join(str(archive) for archive in dist.pyspark_archives),
             **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),
         },
     }

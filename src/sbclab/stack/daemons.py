@@ -134,6 +134,10 @@ class Stack:
             "SPARK_CONF_DIR": str(layout.conf_dir),
             # Spark's launcher asks for it outside a source tree it can inspect.
             "SPARK_SCALA_VERSION": self.dist.stack.scala,
+            # A Python job's executors read PySpark where every node has it, rather than each job
+            # uploading it to HDFS for YARN to hand out.
+            "PYSPARK_ARCHIVES_PATH": ",".join(f"local:{archive}" for archive in self.dist.pyspark_archives),
+            "PYSPARK_PYTHON": "python3",
         }
 
     def java(self, node: NodeSpec, main_class: str, args: list[str], *, heap_mb: int | None = None,

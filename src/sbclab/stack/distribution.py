@@ -4,6 +4,7 @@ version and verified on use.
 Layout (mirrors the Apache tarballs where it matters to the launchers):
   cache/hadoop-<version>/lib/*.jar                     every jar the daemons, jobs and examples need
   cache/spark-<version>/jars/*.jar, RELEASE            Spark's launcher looks for jars/ beside RELEASE
+  cache/spark-<version>/python/lib/pyspark.zip, py4j-<v>-src.zip   where Spark's launcher finds PySpark
   cache/*/MANIFEST.json                                sha256 of every file, checked before each `cluster up`
   cache/jobs/spark-<version>/sbclab-jobs-spark-<version>.jar   sbclab's jobs compiled against that Spark
 """
@@ -13,9 +14,14 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import tarfile
 import tempfile
+import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .. import atomic, paths
 from ..errors import SbclabError
@@ -56,6 +62,12 @@ class Distribution:
     @property
     def spark_jars(self) -> Path:
         return self.spark_home / "jars"
+
+    @property
+    def pyspark_archives(self) -> list[Path]:
+        """What a Python driver and its executors put on PYTHONPATH (Spark's launcher looks for these names)."""
+        lib = self.spark_home / "python" / "lib"
+        return [lib / "pyspark.zip", lib / f"py4j-{self.stack.py4j}-src.zip"]
 
     def relocated(self, root: Path) -> "Distribution":
         """The same distribution copied under root (as on a board): hadoop-*, spark-*, the jobs jar."""
@@ -108,10 +120,44 @@ def _defines(stack: StackVersions) -> list[str]:
     return [f"-D{key}={value}" for key, value in stack.maven_properties().items()]
 
 
+def _add_pyspark(stack: StackVersions, home: Path) -> None:
+    """PySpark as Spark's binary distribution lays it out (python/lib/pyspark.zip and py4j's source
+    archive), taken from the pyspark release on PyPI, which is Spark's own Python at the same version:
+    Maven Central holds no Python."""
+    lib = home / "python" / "lib"
+    lib.mkdir(parents=True)
+    py4j = f"lib/py4j-{stack.py4j}-src.zip"
+    with tempfile.TemporaryDirectory(dir=home.parent, prefix=".pyspark.") as download:
+        log = home.parent / "pyspark-fetch.log"
+        with open(log, "w") as out:
+            done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                                   "--dest", download, f"pyspark=={stack.spark}"], stdout=out, stderr=subprocess.STDOUT)
+        sdists = list(Path(download).glob("pyspark-*.tar.gz"))
+        if done.returncode != 0 or not sdists:
+            raise SbclabError(f"pyspark {stack.spark} could not be downloaded from the Python package index.",
+                              f"Read {log}; without network, fetch once on a connected machine and copy {paths.cache_dir()}.")
+        found_py4j = False
+        # Read as a stream: the release is mostly Spark's jars again (about 450 MB), which are skipped.
+        with tarfile.open(sdists[0], "r|gz") as tar, zipfile.ZipFile(lib / "pyspark.zip", "w", zipfile.ZIP_DEFLATED) as zip_file:
+            for member in tar:
+                inside = member.name.partition("/")[2]
+                if not member.isfile() or not (inside.startswith("pyspark/") or inside == py4j):
+                    continue
+                content = tar.extractfile(member).read()  # type: ignore[union-attr]
+                if inside == py4j:
+                    (lib / Path(py4j).name).write_bytes(content)
+                    found_py4j = True
+                else:
+                    zip_file.writestr(zipfile.ZipInfo(inside, time.gmtime(member.mtime)[:6]), content)
+        if not found_py4j:
+            raise SbclabError(f"pyspark {stack.spark} does not ship py4j {stack.py4j} as the stack expects.",
+                              "Correct the stack's py4j version in stack/versions.py.")
+
+
 def _assemble(stack: StackVersions, name: str, pom: Path, home: Path, jars_subdir: str,
-              extra_files: dict[str, str]) -> None:
-    """Copy a pom's runtime dependencies at the stack's versions into home/jars_subdir, then publish
-    home atomically."""
+              extra_files: dict[str, str], finish: Callable[[StackVersions, Path], None] | None = None) -> None:
+    """Copy a pom's runtime dependencies at the stack's versions into home/jars_subdir (and what
+    finish adds), then publish home atomically."""
     home.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=home.parent, prefix=f".{name}."))
     try:
@@ -120,6 +166,8 @@ def _assemble(stack: StackVersions, name: str, pom: Path, home: Path, jars_subdi
               f"-DoutputDirectory={staging / jars_subdir}"], log)
         for file_name, text in extra_files.items():
             (staging / file_name).write_text(text)
+        if finish is not None:
+            finish(stack, staging)
         atomic.write_text(staging / "MANIFEST.json", json.dumps({"files": _manifest(staging)}, indent=1))
         if home.exists():
             shutil.rmtree(home)
@@ -160,13 +208,14 @@ def fetch(stack_name: str = stacks.DEFAULT, refresh: bool = False) -> Distributi
     stack = stacks.get(stack_name)
     hadoop_home, spark_home = _homes(stack)
     wanted = [
-        ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}),
+        ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}, None, "MANIFEST.json"),
         ("spark", java_dir() / "dist" / "spark" / "pom.xml", spark_home, "jars",
-         {"RELEASE": f"Spark {stack.spark} (Scala {stack.scala}) assembled by sbclab from Maven Central\n"}),
+         {"RELEASE": f"Spark {stack.spark} (Scala {stack.scala}) assembled by sbclab from Maven Central and PyPI\n"},
+         _add_pyspark, "python/lib/pyspark.zip"),
     ]
-    for name, pom, home, subdir, extra in wanted:
-        if refresh or not (home / "MANIFEST.json").exists():
-            _assemble(stack, name, pom, home, subdir, extra)
+    for name, pom, home, subdir, extra, finish, last_part in wanted:
+        if refresh or not (home / "MANIFEST.json").exists() or not (home / last_part).exists():
+            _assemble(stack, name, pom, home, subdir, extra, finish)
     return Distribution(stack, hadoop_home, spark_home, build_jobs(stack, refresh))
 
 
@@ -183,7 +232,8 @@ def installed(stack_name: str = stacks.DEFAULT, check: bool = True) -> Distribut
 
 def require_fetched(dist: Distribution) -> None:
     """Every part of the stack is in the cache (not checked against the manifests: see installed)."""
-    for part in (dist.hadoop_home / "MANIFEST.json", dist.spark_home / "MANIFEST.json", dist.jobs_jar):
+    for part in (dist.hadoop_home / "MANIFEST.json", dist.spark_home / "MANIFEST.json", *dist.pyspark_archives,
+                 dist.jobs_jar):
         if not part.exists():
             raise SbclabError(f"The {dist.stack.name} stack is not fetched ({part} is missing).",
                               f"Run 'sbclab stack fetch --stack {dist.stack.name}'.")

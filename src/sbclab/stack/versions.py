@@ -19,6 +19,10 @@ class StackVersions:
     spark_hadoop_client: str
     java: tuple[int, ...]  # Java majors both engines run on, oldest first
     description: str
+    # PySpark: the py4j its pyspark ships (Spark's launcher names the archive by it) and the oldest
+    # Python it runs on, from the pyspark release's own setup.py.
+    py4j: str = ""
+    python: tuple[int, int] = (3, 8)
     unavailable: str | None = None  # why it cannot run here, in one sentence
 
     @property
@@ -38,9 +42,9 @@ class StackVersions:
 
 STACKS = {s.name: s for s in (
     StackVersions("lee-park-2026", hadoop="3.3.6", spark="3.5.0", scala="2.12", spark_hadoop_client="3.3.4",
-                  java=(11, 17), description="the 2026 seed's versions (Hadoop 3.3.6, Spark 3.5.0), for reproducing it"),
+                  java=(11, 17), py4j="0.10.9.7", python=(3, 8), description="the 2026 seed's versions (Hadoop 3.3.6, Spark 3.5.0), for reproducing it"),
     StackVersions("current", hadoop="3.4.2", spark="4.2.0", scala="2.13", spark_hadoop_client="3.5.0",
-                  java=(17, 21), description="the newest Hadoop 3 and Spark 4 that Maven Central holds whole "
+                  java=(17, 21), py4j="0.10.9.9", python=(3, 10), description="the newest Hadoop 3 and Spark 4 that Maven Central holds whole "
                   "(Hadoop 3.4.3 and 3.5.0 lack their MapReduce examples there)"),
     StackVersions("lee-oh-park-2021", hadoop="3.1.3", spark="2.3.0", scala="2.11", spark_hadoop_client="2.6.5",
                   java=(8,), description="the 2021 seed's versions (Hadoop 3.1.3, Spark 2.3.0)",

@@ -16,10 +16,10 @@ from .sort import Sort
 from .storage import Storage
 from .terasort import TeraGen, TeraSort
 from .web import Web
-from .wordcount import WordCount
+from .wordcount import PySparkWordCount, WordCount
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    WordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
+    WordCount(), PySparkWordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
     SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
 WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
 

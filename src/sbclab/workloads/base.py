@@ -31,6 +31,7 @@ from ..stack.counters import spark_event_metrics
 from ..stack.lifecycle import Cluster
 
 _SPARK_RESULT = re.compile(r"SBCLAB_RESULT (\{.*\})")
+PYSPARK_JOBS = Path(__file__).parent / "pyspark_jobs"
 
 
 def new_id(*parts: str) -> str:
@@ -187,10 +188,24 @@ def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: l
               needs_examples: bool = False) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
     """Submit one of sbclab's Spark jobs (on YARN or the standalone master); its outcome, result,
     event-log metrics and event log."""
-    log = ctx.job_log(run_id, label.replace(" ", "-"))
     conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else None
-    outcome = clients.spark_submit(ctx.stack, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, log,
-                                   label, conf=conf)
+    return _submitted(ctx, run_id, label, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, conf)
+
+
+def pyspark_job(ctx: RunContext, run_id: str, label: str, script: str,
+                args: list[str]) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
+    """Submit one of sbclab's PySpark jobs (pyspark_jobs/), put on the master first, as spark_job does."""
+    master = ctx.spec.master
+    folder = ctx.stack.layout(master).disk / "tmp" / "pyspark-jobs"
+    ctx.transport.make_dirs(master, [folder])
+    ctx.transport.put(master, folder, {script: (PYSPARK_JOBS / script).read_text()})
+    return _submitted(ctx, run_id, label, None, folder / script, args, None)
+
+
+def _submitted(ctx: RunContext, run_id: str, label: str, main_class: str | None, resource: Path, args: list[str],
+               conf: dict[str, str] | None) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
+    log = ctx.job_log(run_id, label.replace(" ", "-"))
+    outcome = clients.spark_submit(ctx.stack, main_class, resource, args, log, label, conf=conf)
     master = ctx.spec.master
     events_dir = ctx.stack.layout(master).spark_events
     counters: dict = {}

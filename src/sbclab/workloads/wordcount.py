@@ -11,7 +11,7 @@ from typing import Any
 from ..results.schema import Check
 from ..stack import clients
 from . import inputs
-from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, remove_output, spark_job
+from .base import Attempt, RunContext, Workload, equal, exited, hadoop_example, pyspark_job, remove_output, spark_job
 
 FULL_CHECK_BYTES = 16 * 2**20
 
@@ -57,10 +57,13 @@ class WordCount(Workload):
                        output=output)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
+        return self._spark_counted(run_id, data, ctx.reducers(params), lambda output, reducers: spark_job(
+            ctx, run_id, "spark wordcount", "WordCount", [data["path"], output, str(reducers)]))
+
+    def _spark_counted(self, run_id, data, reducers: int, submit) -> Attempt:
+        """A Spark WordCount submitted by `submit(output, reducers)`, checked on the counts it reports."""
         output = f"/sbclab/out/{run_id}"
-        reducers = ctx.reducers(params)
-        outcome, result, counters, logs = spark_job(ctx, run_id, "spark wordcount", "WordCount",
-                                                    [data["path"], output, str(reducers)])
+        outcome, result, counters, logs = submit(output, reducers)
         checks = [exited(outcome, "job")]
         if outcome.exit_status == 0:
             checks.append(equal("tokens read = input tokens (wc -w)", result.get("tokens"), data["tokens"]))
@@ -72,3 +75,16 @@ class WordCount(Workload):
         if attempt.finished:
             attempt.checks += self._output_checks(ctx, run_id, attempt.output, data, params)
         remove_output(ctx, run_id, attempt)
+
+
+class PySparkWordCount(WordCount):
+    """The same WordCount with its functions in Python (pyspark_jobs/wordcount.py): beside the JVM job
+    on the same input, what Python costs on a board (workers forked per executor, rows pickled)."""
+
+    name = "wordcount-py"
+    description = "WordCount in PySpark, the JVM job's tokens and output with Python functions"
+    engines = ("spark",)
+
+    def spark(self, ctx, run_id, params, data) -> Attempt:
+        return self._spark_counted(run_id, data, ctx.reducers(params), lambda output, reducers: pyspark_job(
+            ctx, run_id, "pyspark wordcount", "wordcount.py", [data["path"], output, str(reducers)]))
