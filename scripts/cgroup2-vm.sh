@@ -3,7 +3,8 @@
 # so a small virtual machine boots Debian 12's kernel (qemu, from Debian packages) on a root filesystem
 # built with mmdebstrap, mounts only the unified hierarchy, and runs bench/fidelity.py there: emulated
 # nodes with threaded virtual cores, io.max and memory.max. This checkout and its Python come in over
-# 9p at their own paths; the figures come back in $OUT (default: cache/cgroup2-vm/out).
+# 9p at their own paths; then one measured sysbench run through `sbclab bench` on an emulated node.
+# The figures and the run come back in $OUT (default: cache/cgroup2-vm/out).
 #
 # Without KVM (no vmx/svm flags) qemu emulates the CPU: slow, and the emulated nodes are scaled to the
 # virtual machine's own calibration, so the fidelity ratios hold while the absolute figures do not.
@@ -19,6 +20,7 @@ command -v qemu-system-x86_64 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-g
 command -v mmdebstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q mmdebstrap >/dev/null
 
 mkdir -p "$cache" "$out"
+rm -rf "$out/results"  # a stored cell would be skipped, not run again
 root="$cache/root"
 if [ ! -e "$root/boot/vmlinuz" ] && ! ls "$root"/boot/vmlinuz-* >/dev/null 2>&1; then
   rm -rf "$root.partial"
@@ -52,6 +54,13 @@ export SBCLAB_HOME=/var/sbclab HOME=/root
   cd "$here" && "$here/.venv/bin/python" -u bench/fidelity.py --seconds $seconds
   echo "exit \$?"
 } > /out/fidelity.txt 2>&1
+# One measured run through the run path on v2 groups: a sysbench cell on an emulated RPi 4 worker,
+# with its per-node sampler reading the node's v2 group.
+{
+  cd "$here" && "$here/.venv/bin/sbclab" bench --workloads sysbench-cpu --engines node --workers 1 --profile rpi4b \
+    --repetitions 1 --idle-baseline 0 --sample-hz 0.5 --name v2run --results /out/results
+  echo "exit \$?"
+} > /out/run.txt 2>&1
 sync; echo o > /proc/sysrq-trigger; sleep 60
 EOF
 chmod +x "$root/sbclab-init"
@@ -75,5 +84,5 @@ timeout "${VM_TIMEOUT:-5400}" qemu-system-x86_64 -accel "$accel" -smp 2 -m "$mem
   -drive "file=$image,format=raw,if=virtio" $shares > "$out/console.log" 2>&1 || true
 rm -f "$image"
 echo "the machine ran $(( $(date +%s) - start )) s"
-cat "$out/fidelity.txt"
-grep -q "^exit 0" "$out/fidelity.txt"
+cat "$out/fidelity.txt" "$out/run.txt"
+grep -q "^exit 0" "$out/fidelity.txt" && grep -q "^exit 0" "$out/run.txt"
