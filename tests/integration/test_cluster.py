@@ -14,7 +14,7 @@ from sbclab.cluster import nodes
 from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
 from sbclab.results.store import ResultsStore
-from sbclab.stack import config, lifecycle, sizing
+from sbclab.stack import config, lifecycle, sizing, versions
 from sbclab.workloads import inputs, terasort
 
 from .conftest import NOTHING, leaked, chromium, host_addresses, listening_sockets, measure, not_blank, reachable, \
@@ -27,7 +27,9 @@ NAME = "itest"
 def cluster():
     remove_if_left(NAME)
     assert leaked() == NOTHING
-    up = lifecycle.up(mechanics_spec(NAME))
+    # The 2026 seed's stack: the main job runs here on it, and on the default (current) stack in
+    # test_suite.py, which runs every workload there.
+    up = lifecycle.up(mechanics_spec(NAME, stack=versions.FIRST))
     try:
         yield up
     finally:

@@ -31,8 +31,8 @@ TINY = {"pi": {"maps": 4, "samples_per_map": 2000}, "dfsio-write": {"files": 2},
 
 @pytest.fixture(scope="module")
 def cluster():
-    # The current stack (Hadoop 3.4, Spark 4): every workload validates on it here; the other modules
-    # run the 2026 seed's stack (test_cluster.py its main job).
+    # The current stack (Hadoop 3.4, Spark 4), the default: every workload validates on it here;
+    # test_cluster.py runs the main job on the 2026 seed's stack.
     with module_cluster(NAME, backend="processes", preset="paper", stack="current") as up:
         yield up
 

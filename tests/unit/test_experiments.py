@@ -6,6 +6,7 @@ from sbclab.errors import SbclabError
 from sbclab.cluster import spec as cluster_spec
 from sbclab.experiments import model, plan
 from sbclab.experiments.orchestrator import describe
+from sbclab.stack import versions
 
 from .test_spec import host
 
@@ -101,8 +102,8 @@ def test_one_experiment_runs_every_shape_at_one_scale(monkeypatch, tmp_path):
     assert factors == {own[4]} and len(memory) == 1  # the largest all of them can have
     assert found.shared_scale.set_by.startswith("4 x rpi5b")
     assert all(s.scale.limited_by == found.shared_scale.set_by for s in found.specs.values())
-    one = found.specs[("nvme", "paper", 1, "separate-master", "native", "lee-park-2026")]
-    four = found.specs[("nvme", "paper", 4, "separate-master", "native", "lee-park-2026")]
+    one = found.specs[("nvme", "paper", 1, "separate-master", "native", versions.DEFAULT)]
+    four = found.specs[("nvme", "paper", 4, "separate-master", "native", versions.DEFAULT)]
     assert one.worker_nodes[0].cpu_cores == four.worker_nodes[0].cpu_cores
 
 
@@ -113,7 +114,7 @@ def test_a_fixed_scale_is_kept_and_one_shape_keeps_its_own(monkeypatch, tmp_path
     assert {s.scale.factor for s in fixed.specs.values()} == {0.05} and fixed.shared_scale is None
     alone = plan.prepare(model.parse({"workloads": ["pi"], "workers": [2], "repetitions": 1,
                                       "cluster": {"backend": "emulated"}}), tmp_path)
-    assert alone.shared_scale is None and alone.specs[("nvme", "paper", 2, "separate-master", "native", "lee-park-2026")].scale.limited_by != ""
+    assert alone.shared_scale is None and alone.specs[("nvme", "paper", 2, "separate-master", "native", versions.DEFAULT)].scale.limited_by != ""
 
 
 def test_the_dry_run_shows_each_shape_with_its_scale(monkeypatch, tmp_path):

@@ -9,7 +9,7 @@ not comparable, and a table that holds several says so.
 import json
 from dataclasses import dataclass, field
 
-from ..results.schema import ClusterShape, RunRecord
+from ..results.schema import FIRST_STACK, ClusterShape, RunRecord
 from ..units import format_size
 from .stats import Estimate, estimate, spread_warning
 
@@ -62,7 +62,7 @@ def size_of(run: RunRecord) -> int | None:
 def setup_of(cluster: ClusterShape) -> str:
     """The cluster's choices that differ from the first clusters sbclab made, in a few words."""
     chosen = (cluster.spark_manager, cluster.layout, cluster.runtime, cluster.stack)
-    return " ".join(value for value in chosen if value not in ("yarn", "separate-master", "native", "lee-park-2026"))
+    return " ".join(value for value in chosen if value not in ("yarn", "separate-master", "native", FIRST_STACK))
 
 
 @dataclass(frozen=True, order=True)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from .. import profiles
 from ..errors import SbclabError
-from ..results.schema import RunRecord
+from ..results.schema import FIRST_STACK, RunRecord
 from .cells import Cell, CellKey
 from .stats import Derived, Estimate, estimate, ratio
 
@@ -258,7 +258,7 @@ def setup_ratios(cells: list[Cell]) -> list[Comparison]:
 
 
 def _named(setup: str) -> str:
-    return setup or "YARN, separate master, native, lee-park-2026"
+    return setup or f"YARN, separate master, native, {FIRST_STACK}"
 
 
 # What the 2021 seed compared on a datanode between a master of its own ("Separate") and a master on

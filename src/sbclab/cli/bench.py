@@ -13,6 +13,7 @@ from ..experiments import model, plan
 from ..experiments.display import ProgressDisplay
 from ..analysis import estimate
 from ..results.store import ResultsStore
+from ..stack import versions as stack_versions
 from ..units import format_duration
 from .options import HostKeys, Monitoring, bundle, counts, host_key_options, monitor_options, names
 from .output import console, err_console, say, table
@@ -95,7 +96,7 @@ def show_shapes(found: plan.Plan) -> None:
         storage, preset, workers, layout, runtime, stack = shape
         own = found.own_scales.get(shape, spec.scale)
         emulated = spec.backend == "emulated"
-        setup = " ".join(v for v in (layout, runtime, stack) if v not in ("separate-master", "native", "lee-park-2026"))
+        setup = " ".join(v for v in (layout, runtime, stack) if v not in ("separate-master", "native", stack_versions.FIRST))
         rows.append([f"{workers} x {spec.board}/{spec.storage}" + (f" {setup}" if setup else ""), preset,
                      f"{spec.scale.factor:.4g}" if emulated else "1 (real nodes)" if spec.backend == "ssh" else "-",
                      f"{spec.scale.memory_factor:.3g}" if emulated else "-",

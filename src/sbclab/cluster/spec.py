@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from .. import profiles
 from ..errors import SbclabError
+from ..results.schema import FIRST_STACK
 from . import dirty
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class ClusterSpec(BaseModel):
     runtime: Literal[RUNTIMES] = "native"
     # The named versions it runs (stack/versions.py), as a name this layer only carries; a cluster
     # recorded before stacks had names ran the first one.
-    stack: str = "lee-park-2026"
+    stack: str = FIRST_STACK
 
     @property
     def master(self) -> NodeSpec:

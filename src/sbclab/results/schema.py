@@ -16,6 +16,9 @@ BIG_DATA_ENGINES = ("hadoop", "spark")
 ENGINES = (*BIG_DATA_ENGINES, "node", "mpi")
 
 
+# The stack of every cluster recorded before stacks had names, and the setup other stacks are compared with.
+FIRST_STACK = "lee-park-2026"
+
 class Check(BaseModel):
     name: str
     passed: bool
@@ -91,7 +94,7 @@ class ClusterShape(BaseModel):
     runtime: Literal["native", "container"] = Field("native", description="the nodes' processes directly on them, "
                                                     "or inside an OCI container on each")
     container: dict[str, str] = Field(default={}, description="the container runtime and image digest, where one ran")
-    stack: str = Field("lee-park-2026", description="the named Hadoop and Spark versions it ran (the run's versions "
+    stack: str = Field(FIRST_STACK, description="the named Hadoop and Spark versions it ran (the run's versions "
                        "say which); runs recorded before stacks had names ran lee-park-2026")
 
     @property

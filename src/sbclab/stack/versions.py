@@ -7,6 +7,7 @@ Which Java each stack runs on was measured here (docs/notes.md, "Stacks"), not t
 from dataclasses import dataclass
 
 from ..errors import SbclabError
+from ..results.schema import FIRST_STACK
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ STACKS = {s.name: s for s in (
                   "(Debian 12 ships Java 17, Debian 13 Java 21 and 25)"),
 )}
 # The stack of clusters recorded before stacks had names, and of cells keyed before stacks were a dimension.
-FIRST = "lee-park-2026"
-DEFAULT = "lee-park-2026"
+FIRST = FIRST_STACK
+DEFAULT = "current"
 
 
 def runnable() -> list[str]:
