@@ -10,7 +10,7 @@ import pytest
 from selenium.webdriver.common.by import By
 
 from sbclab import paths
-from sbclab.cluster import nodes
+from sbclab.cluster import cgroups, nodes
 from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
 from sbclab.results.store import ResultsStore
@@ -107,7 +107,8 @@ def test_terasort_and_spark_pi_end_to_end(cluster, first_slice):
         raw = json.loads((store.runs_dir / f"{run.run_id}.json").read_text())
         assert raw["schema_version"] == SCHEMA_VERSION
         assert raw["versions"]["hadoop"] == "3.3.6" and raw["versions"]["spark"] == "3.5.0"
-        assert raw["cluster"]["backend"] == cluster.spec.backend
+        assert raw["cluster"]["backend"] == cluster.spec.backend and raw["cluster"]["stack"] == versions.FIRST
+        assert raw["host"]["cgroup_version"] == cgroups.version(), "the hierarchy the nodes were shaped on"
         assert raw["scale"]["factor"] == cluster.spec.scale.factor
         assert (store.root / raw["logs"]["client"]).exists()
         assert raw["wall_time_s"] > 0

@@ -57,6 +57,15 @@ def version() -> int:
                       "Use the processes backend (--backend processes), which does not shape nodes.")
 
 
+def found_version() -> int | None:
+    """The hierarchy this host has, as a run records it (emulated nodes are shaped on it); None where
+    there is none to shape with."""
+    try:
+        return version()
+    except SbclabError:
+        return None
+
+
 def _quota(group: Path) -> tuple[int, int]:
     """(quota, period) in microseconds of a cpu group, v1 or v2; quota -1 when unlimited."""
     if (group / "cpu.max").exists():

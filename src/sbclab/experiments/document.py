@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import redact
-from ..cluster import knobs
+from ..cluster import cgroups, knobs
 from ..errors import SbclabError
 from ..monitor import measure, phases
 from ..monitor.recorder import RawRecording
@@ -129,7 +129,8 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
     run = RunRecord(
         run_id=run_id, experiment_id=provenance_.experiment_id, repetition=repetition, workload=workload, engine=engine,
         parameters=parameters, cluster=shape(cluster), scale=ScaleRecord(**cluster.spec.scale.model_dump()),
-        versions=cluster.stack.record.versions, configuration=cluster.configuration, host=provenance.host_facts(),
+        versions=cluster.stack.record.versions, configuration=cluster.configuration,
+        host={**provenance.host_facts(), "cgroup_version": cgroups.found_version()},
         command=provenance_.command, job_command=outcome.command, started_at=outcome.started_at,
         finished_at=outcome.finished_at, wall_time_s=round(outcome.wall_time_s, 3), exit_status=outcome.exit_status,
         validity=Validity.of(checks), counters=counters, job_ids=outcome.job_ids, result=result or {},

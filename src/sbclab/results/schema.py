@@ -117,7 +117,8 @@ class RunRecord(BaseModel):
     scale: ScaleRecord
     versions: dict[str, str]
     configuration: dict[str, dict[str, str]]
-    host: dict[str, Any]
+    host: dict[str, Any] = Field(description="this host: name, kernel, CPU, cores, memory, Python and, from when "
+                                 "it was recorded, `cgroup_version`, the hierarchy emulated nodes were shaped on")
     command: list[str] = Field(description="the sbclab command line that made this run")
     job_command: list[str] = Field(description="the engine client command line sbclab ran")
     started_at: datetime
