@@ -24,6 +24,7 @@ COMMANDS = {
     "results": ("results", "results_group"),
     "report": ("results", "report_command"),
     "compare": ("results", "compare_command"),
+    "diff": ("results", "diff_command"),
     "query": ("results", "query_command"),
     "doctor": ("boards", "doctor_command"),
     "knobs": ("boards", "knobs_group"),
