@@ -68,3 +68,15 @@ def test_sets_with_nothing_in_common_or_no_runs_are_refused_in_a_sentence(tmp_pa
     teragen, pi = _result_set(tmp_path / "teragen", runs="*teragen*"), _result_set(tmp_path / "pi", runs="*pi*")
     done = CliRunner().invoke(main_group, ["diff", str(teragen), str(pi)])
     assert done.exit_code != 0 and "no cell in common" in str(done.exception)
+
+
+def test_the_report_sets_its_cells_against_a_baseline(tmp_path):
+    baseline, these = _result_set(tmp_path / "a"), _result_set(tmp_path / "b", slower=1.2)
+    done = CliRunner().invoke(main_group, ["report", str(these), "--baseline", str(baseline), "--out", str(tmp_path / "r")])
+    assert done.exit_code == 0, (done.output, done.exception)
+    rows = (tmp_path / "r" / "tables" / "baseline.csv").read_text().splitlines()
+    assert len(rows) == 4 and all(row.endswith("20% slower") for row in rows[1:])
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert 'id="baseline"' in page and str(baseline) in page and "20% slower" in page
+    alone = CliRunner().invoke(main_group, ["report", str(these), "--out", str(tmp_path / "r2")])
+    assert alone.exit_code == 0 and 'id="baseline"' not in (tmp_path / "r2" / "report.html").read_text()

@@ -55,10 +55,12 @@ def results_show(results_dir, run_id):
 @RESULTS_DIR
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write report.html, report.json, summary.md and tables/*.csv (default RESULTS_DIR/report).")
+@click.option("--baseline", type=click.Path(file_okay=False, path_type=Path),
+              help="Another results directory: a section sets each common cell against it (as 'sbclab diff').")
 @cost_options
-def report_command(results_dir, out, costs: CostOptions):
+def report_command(results_dir, out, baseline, costs: CostOptions):
     """The report of every run in RESULTS_DIR: statistics, verdicts, plots, the seeds side by side."""
-    report = build.build(results_dir, Costs(**costs.given()))
+    report = build.build(results_dir, Costs(**costs.given()), baseline)
     written = html.write(report, out or Path(results_dir) / "report")
     for warning in report.warnings[:5]:
         say(f"[yellow]{warning}[/yellow]")

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..analysis import reference, reproduction
+from ..analysis import diff, reference, reproduction
+from ..analysis.diff import Diff
 from ..analysis.cells import Cell, CellKey, cluster_identity, clusters_in, exclusion_reason, group, status
 from ..analysis.derived import (CellFigures, Comparison, Costs, datanode_resources, engine_ratios, figures, setup_ratios,
                                 speedups, storage_gains)
@@ -55,6 +56,8 @@ class Report:
     generated_at: str = ""
     command: list[str] = field(default_factory=list)
     reproductions: list = field(default_factory=list)  # analysis.reproduction.Reproduction
+    baseline: Path | None = None
+    against_baseline: Diff | None = None  # these results (B) against the baseline's (A)
 
     @property
     def excluded(self) -> list[tuple[RunRecord, str]]:
@@ -139,7 +142,7 @@ def power_warnings(runs: list[RunRecord], with_cluster: bool = False, estimated:
     return out
 
 
-def build(results: Path, costs: Costs | None = None) -> Report:
+def build(results: Path, costs: Costs | None = None, baseline: Path | None = None) -> Report:
     runs = load_runs(results)
     costs = costs or Costs()
     cells = group(runs)
@@ -177,4 +180,6 @@ def build(results: Path, costs: Costs | None = None) -> Report:
                     datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])
     report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
     report.reproductions = reproduction.from_results(results, runs)
+    if baseline is not None:
+        report.baseline, report.against_baseline = Path(baseline), diff.compare(load_runs(baseline), runs)
     return report

@@ -82,7 +82,19 @@ def reference_rows(report: Report) -> list[dict]:
             for m in report.references]
 
 
-TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows}
+def baseline_rows(report: Report) -> list[dict]:
+    """Each cell these results share with the baseline (`report --baseline`): B = these, A = the baseline."""
+    found = report.against_baseline
+    if found is None:
+        return []
+    return [{"cell": r.label, "baseline_mean_s": _r(r.a.mean, 3), "baseline_n": r.a.n, "mean_s": _r(r.b.mean, 3),
+             "n": r.b.n, "ratio": _r(r.ratio.value, 4), "ci95_low": _r(r.ratio.ci_low, 4),
+             "ci95_high": _r(r.ratio.ci_high, 4), "p_welch_log": _r(r.p_value, 4), "verdict": r.verdict}
+            for r in found.rows]
+
+
+TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows,
+          "baseline": baseline_rows}
 
 
 def write_all(report: Report, out: Path) -> dict[str, Path]:
