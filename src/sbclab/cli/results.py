@@ -3,6 +3,7 @@
 import csv
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -12,7 +13,7 @@ from ..analysis import diff, query, reference
 from ..analysis.derived import Costs
 from ..errors import SbclabError
 from ..report import build, html
-from ..results import summary
+from ..results import bundle, summary
 from ..results.store import ResultsStore, load_runs
 from .options import CostOptions, cost_options
 from .output import console, runs_summary, say, table
@@ -49,6 +50,36 @@ def results_show(results_dir, run_id):
     caption = summary.caption([run])
     if caption:
         console.print(f"[yellow]{caption}[/yellow]")
+
+
+@results_group.command("export")
+@RESULTS_DIR
+@click.option("--bundle", "bundle_file", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The archive to write (.tar.gz): runs, logs, series and the report, with their checksums.")
+@click.option("--no-report", is_flag=True, help="Leave the report out (it is rebuilt by 'sbclab report' after import).")
+def results_export(results_dir, bundle_file, no_report):
+    """One archive of RESULTS_DIR to share; 'sbclab results import' adds it to another results directory."""
+    load_runs(results_dir)  # refuses a directory that is none, in its own words
+    with tempfile.TemporaryDirectory(prefix="sbclab-report.") as report_dir:
+        report = None
+        if not no_report:
+            html.write(build.build(results_dir), Path(report_dir))
+            report = Path(report_dir)
+        runs = bundle.export(results_dir, bundle_file, report)
+    say(f"{runs} runs of {results_dir}{'' if no_report else ' and their report'} in {bundle_file}")
+
+
+@results_group.command("import")
+@click.argument("bundle_file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--results", "results_dir", default="results", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="The results directory to add the runs to.")
+def results_import(bundle_file, results_dir):
+    """Add the runs, logs and series of a bundle to a results directory (checksums checked first)."""
+    done = bundle.import_bundle(bundle_file, results_dir)
+    made = done.manifest.get("created_at", "?")
+    say(f"{len(done.added)} runs added to {results_dir} from {bundle_file} (made {made} by sbclab "
+        f"{done.manifest.get('sbclab', '?')})" + (f"; {len(done.skipped)} already there" if done.skipped else ""))
+    say(f"Report them with 'sbclab report {results_dir}'.")
 
 
 @click.command("report")
