@@ -6,6 +6,7 @@ emulated one, without the CPU quotas that make sixteen jobs take most of an hour
 host. The emulated backend runs the first slice's jobs in test_cluster.py.
 """
 
+import os
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from sbclab.errors import SbclabError
 from sbclab.experiments import model, orchestrator, plan
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
+from sbclab.stack import distribution
 from sbclab.workloads import inputs
 
 from .conftest import measure, module_cluster, runner
@@ -62,6 +64,9 @@ def test_every_workload_on_both_engines_is_validated(cluster, store, name, engin
     assert run.measurements.nodes["host"].scope == "host" and not run.measurements.power
     if engine == "spark":
         assert run.counters["tasks"]["tasks"] > 0 and "task_metrics" in run.counters
+        stages = {g: m for g, m in run.counters.items() if g.startswith("stage ")}
+        assert len(stages) == run.counters["tasks"]["stages"] and sum(m["tasks"] for m in stages.values()) == \
+            run.counters["tasks"]["tasks"], "the job's tasks, stage by stage"
     else:
         assert "Job Counters" in run.counters
     if (name, engine) == ("grep", "hadoop"):
@@ -177,3 +182,51 @@ def test_the_concurrent_mix_stores_both_modes_with_every_job_validated(cluster, 
     # YARN ran the jobs together (every ApplicationMaster at once), not queued behind each other.
     assert concurrent.result["together_s"] > 0 > sequential.result["together_s"]
     assert concurrent.configuration["capacity-scheduler"]["yarn.scheduler.capacity.maximum-am-resource-percent"]
+
+
+def _sbclab(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    # A process of its own: `sbclab exec` replaces itself with the node's command, as ssh would.
+    return subprocess.run([sys.executable, "-m", "sbclab.cli", *args], capture_output=True, text=True, input=stdin,
+                          timeout=600, env=env)
+
+
+def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
+    """`sbclab exec master -- …` puts the stack's commands on the PATH: hdfs dfs -put/-cat round-trips, spark-submit
+    runs the jobs jar and a user's PySpark script on YARN, pyspark's shell has `sc`; `sbclab env` does the same for
+    this host's shell; a cluster that is not up is refused with the command that brings one up."""
+    local = tmp_path / "words.txt"
+    local.write_text("one two two\nthree three three\n")
+    on_master = ("exec", "master", "--name", NAME, "--")
+    put = _sbclab(*on_master, "hdfs", "dfs", "-put", "-f", str(local), "/tmp/words.txt")
+    assert put.returncode == 0, put.stderr[-2000:]
+    cat = _sbclab(*on_master, "hdfs", "dfs", "-cat", "/tmp/words.txt")
+    assert cat.returncode == 0 and cat.stdout == local.read_text()
+
+    jar = distribution.installed(cluster.spec.stack, check=False).jobs_jar
+    pi = _sbclab(*on_master, "spark-submit", "--class", "org.sbclab.jobs.SparkPi", str(jar), "2", "1000")
+    assert pi.returncode == 0 and '"samples": 2000' in pi.stdout, pi.stderr[-2000:]
+
+    script = tmp_path / "count.py"
+    script.write_text("from pyspark.sql import SparkSession\n"
+                      "spark = SparkSession.builder.appName('a user script').getOrCreate()\n"
+                      "words = spark.sparkContext.textFile('/tmp/words.txt').flatMap(str.split)\n"
+                      "print('DISTINCT', words.distinct().count(), 'ALL', words.count())\n"
+                      "spark.stop()\n")
+    mine = _sbclab(*on_master, "spark-submit", str(script))
+    assert mine.returncode == 0 and "DISTINCT 3 ALL 6" in mine.stdout, mine.stderr[-2000:]
+
+    # Python reads a piped stdin as a script and skips the shell's start-up file unless asked to be interactive.
+    shell = _sbclab(*on_master, "pyspark", stdin="print('WORDS', sc.textFile('/tmp/words.txt').count())\n",
+                    env={**os.environ, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"})
+    assert shell.returncode == 0 and "WORDS 2" in shell.stdout, (shell.stdout[-1000:], shell.stderr[-2000:])
+
+    exports = _sbclab("env", "--name", NAME)
+    assert exports.returncode == 0 and "export HADOOP_CONF_DIR=" in exports.stdout
+    here = subprocess.run(["bash", "-c", exports.stdout + "hdfs dfs -cat /tmp/words.txt"], capture_output=True,
+                          text=True, timeout=300)
+    assert here.returncode == 0 and here.stdout == local.read_text()
+
+    refused = _sbclab("exec", "master", "--name", "no-such-cluster", "--", "true")
+    assert refused.returncode != 0 and "sbclab cluster up" in refused.stderr and "Traceback" not in refused.stderr
+    unknown = _sbclab("exec", "worker9", "--name", NAME, "--", "true")
+    assert unknown.returncode != 0 and "worker1" in unknown.stderr

@@ -61,3 +61,25 @@ def test_spark_application_ids_of_yarn_and_of_the_standalone_master():
            "INFO StandaloneSchedulerBackend: Connected to Spark cluster with app ID app-20261125160101-0003\n"
            "INFO Utils: the tracking URL names application_1795617117342_0004 again\n")
     assert counters.spark_application_ids(log) == ["app-20261125160101-0003", "application_1795617117342_0004"]
+
+
+def test_spark_event_log_per_stage(tmp_path):
+    """Each stage's tasks, duration and summed metrics, named by id and Spark's stage name."""
+    def task(stage, run_ms, written, reason="Success"):
+        return {"Event": "SparkListenerTaskEnd", "Stage ID": stage, "Stage Attempt ID": 0,
+                "Task End Reason": {"Reason": reason},
+                "Task Metrics": {"Executor Run Time": run_ms, "Shuffle Write Metrics": {"Shuffle Bytes Written": written},
+                                 "Shuffle Read Metrics": {"Local Bytes Read": 7}}}
+    events = [task(0, 100, 1000), task(0, 120, 900), task(1, 40, 0, "ExceptionFailure"),
+              {"Event": "SparkListenerStageCompleted", "Stage Info": {"Stage ID": 0, "Stage Attempt ID": 0,
+               "Stage Name": "flatMapToPair at WordCount.java:52", "Submission Time": 1000, "Completion Time": 3500}},
+              {"Event": "SparkListenerStageCompleted", "Stage Info": {"Stage ID": 1, "Stage Attempt ID": 0,
+               "Stage Name": "saveAsTextFile at WordCount.java:60", "Submission Time": 3600, "Completion Time": 4000}}]
+    log = tmp_path / "application_1_0002"
+    log.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    metrics = counters.spark_event_metrics(log)
+    first, second = metrics["stage 0: flatMapToPair at WordCount.java:52"], metrics["stage 1: saveAsTextFile at WordCount.java:60"]
+    assert first["tasks"] == 2 and first["duration_ms"] == 2500 and first["executor_run_time_ms"] == 220
+    assert first["shuffle_bytes_written"] == 1900 and first["shuffle_local_bytes_read"] == 14
+    assert second["failed_tasks"] == 1 and second["duration_ms"] == 400
+    assert metrics["task_metrics"]["executor_run_time_ms"] == 260

@@ -43,8 +43,9 @@ def results_show(results_dir, run_id):
         raise SbclabError(f"No run {run_id} in {results_dir}.", f"See 'sbclab results summary {results_dir}' for run ids.")
     run = found[0]
     console.print(summary.table([run], title=f"{run.workload} on {run.engine}"))
-    for shown in summary.measurement_tables(run):
-        console.print(shown)
+    for shown in [*summary.measurement_tables(run), summary.stage_table(run)]:
+        if shown is not None:
+            console.print(shown)
     for note in summary.measurement_notes(run):
         console.print(note)
     caption = summary.caption([run])

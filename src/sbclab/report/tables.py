@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .. import atomic
 from ..analysis.cells import status
+from ..results.schema import SPARK_STAGE_GROUP
 from ..units import format_size
 from . import nodes
 from .build import Report
@@ -82,6 +83,28 @@ def reference_rows(report: Report) -> list[dict]:
             for m in report.references]
 
 
+def stage_rows(report: Report) -> list[dict]:
+    """Each Spark run's stages: where its time and data went (the event log's metrics per stage)."""
+    rows = []
+    for run in report.runs:
+        for group, m in run.counters.items():
+            if not group.startswith(SPARK_STAGE_GROUP):
+                continue
+            rows.append({"run_id": run.run_id, "workload": run.workload, "stage": group.removeprefix(SPARK_STAGE_GROUP),
+                         "tasks": int(m.get("tasks", 0)), "failed_tasks": int(m.get("failed_tasks", 0)),
+                         "duration_s": _r(m["duration_ms"] / 1000, 2) if "duration_ms" in m else None,
+                         "executor_run_time_s": _r(m.get("executor_run_time_ms", 0) / 1000, 2),
+                         "executor_cpu_time_s": _r(m.get("executor_cpu_time_ns", 0) / 1e9, 2),
+                         "gc_time_s": _r(m.get("jvm_gc_time_ms", 0) / 1000, 2),
+                         "input_mb": _r(m.get("input_bytes_read", 0) / 1e6, 2),
+                         "shuffle_read_mb": _r((m.get("shuffle_remote_bytes_read", 0)
+                                                + m.get("shuffle_local_bytes_read", 0)) / 1e6, 2),
+                         "shuffle_write_mb": _r(m.get("shuffle_bytes_written", 0) / 1e6, 2),
+                         "spill_mb": _r((m.get("memory_bytes_spilled", 0) + m.get("disk_bytes_spilled", 0)) / 1e6, 2),
+                         "output_mb": _r(m.get("output_bytes_written", 0) / 1e6, 2)})
+    return rows
+
+
 def baseline_rows(report: Report) -> list[dict]:
     """Each cell these results share with the baseline (`report --baseline`): B = these, A = the baseline."""
     found = report.against_baseline
@@ -94,7 +117,7 @@ def baseline_rows(report: Report) -> list[dict]:
 
 
 TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows,
-          "baseline": baseline_rows}
+          "stages": stage_rows, "baseline": baseline_rows}
 
 
 def write_all(report: Report, out: Path) -> dict[str, Path]:

@@ -18,6 +18,8 @@ ENGINES = (*BIG_DATA_ENGINES, "node", "mpi")
 
 # The stack of every cluster recorded before stacks had names, and the setup other stacks are compared with.
 FIRST_STACK = "lee-park-2026"
+# The counter groups of a Spark run that hold one stage each: "stage ID: NAME" (stack/counters.py).
+SPARK_STAGE_GROUP = "stage "
 
 class Check(BaseModel):
     name: str

@@ -3,7 +3,7 @@
 from rich.table import Table
 
 from ..units import format_size
-from .schema import RunRecord
+from .schema import SPARK_STAGE_GROUP, RunRecord
 
 
 def _validity(run: RunRecord) -> str:
@@ -96,6 +96,25 @@ def _bytes(value) -> str:
 
 def _num(value, fmt: str = "{:.1f}") -> str:
     return "-" if value is None else fmt.format(value)
+
+
+def stage_table(run: RunRecord) -> Table | None:
+    """A Spark run's stages (counter groups "stage ID: NAME"), or None for other runs."""
+    stages = {g.removeprefix(SPARK_STAGE_GROUP): m for g, m in run.counters.items() if g.startswith(SPARK_STAGE_GROUP)}
+    if not stages:
+        return None
+    shown = Table(title=f"{run.run_id}: Spark stages", title_justify="left")
+    for column in ("stage", "tasks", "duration (s)", "run time (s)", "CPU (s)", "GC (s)", "shuffle read", "shuffle write",
+                   "spill"):
+        shown.add_column(column)
+    for name, m in stages.items():
+        read = m.get("shuffle_remote_bytes_read", 0) + m.get("shuffle_local_bytes_read", 0)
+        spill = m.get("memory_bytes_spilled", 0) + m.get("disk_bytes_spilled", 0)
+        shown.add_row(name, f"{m.get('tasks', 0):.0f}", f"{m['duration_ms'] / 1000:.1f}" if "duration_ms" in m else "—",
+                      f"{m.get('executor_run_time_ms', 0) / 1000:.1f}", f"{m.get('executor_cpu_time_ns', 0) / 1e9:.1f}",
+                      f"{m.get('jvm_gc_time_ms', 0) / 1000:.1f}", format_size(int(read)),
+                      format_size(int(m.get("shuffle_bytes_written", 0))), format_size(int(spill)))
+    return shown
 
 
 def measurement_tables(run: RunRecord) -> list[Table]:

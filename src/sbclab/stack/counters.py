@@ -4,6 +4,8 @@ import json
 import re
 from pathlib import Path
 
+from ..results.schema import SPARK_STAGE_GROUP
+
 _COUNTERS_HEADER = re.compile(r"INFO mapreduce\.Job: Counters: \d+")
 _JOB_ID = re.compile(r"Running job: (job_\d+_\d+)")
 # A Spark application's id, which names its event log: YARN's, or the standalone master's.
@@ -75,17 +77,24 @@ _SPARK_METRICS = {
 
 
 def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
-    """Task and stage totals from a Spark event log (one JSON event per line)."""
+    """Task and stage totals from a Spark event log (one JSON event per line), and the same per stage
+    (groups "stage ID: NAME", as sparkMeasure's stage metrics: tasks, the stage's duration and its
+    tasks' summed metrics), so a job's time can be followed to the stage that spent it."""
     totals = {key: 0 for key in _SPARK_METRICS}
     tasks = {"tasks": 0, "failed_tasks": 0, "stages": 0, "executors_added": 0}
+    stages: dict[tuple[int, int], dict[str, float]] = {}
+    names: dict[tuple[int, int], str] = {}
     with open(event_log) as events:
         for line in events:
             event = json.loads(line)
             kind = event.get("Event")
             if kind == "SparkListenerTaskEnd":
-                tasks["tasks"] += 1
-                if (event.get("Task End Reason") or {}).get("Reason") != "Success":
-                    tasks["failed_tasks"] += 1
+                stage = stages.setdefault((event.get("Stage ID", -1), event.get("Stage Attempt ID", 0)),
+                                          {"tasks": 0, "failed_tasks": 0, **{key: 0 for key in _SPARK_METRICS}})
+                failed = (event.get("Task End Reason") or {}).get("Reason") != "Success"
+                for counts in (tasks, stage):
+                    counts["tasks"] += 1
+                    counts["failed_tasks"] += failed
                 metrics = event.get("Task Metrics") or {}
                 for key, path in _SPARK_METRICS.items():
                     value = metrics
@@ -93,11 +102,20 @@ def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
                         value = value.get(part, {}) if isinstance(value, dict) else {}
                     if isinstance(value, (int, float)):
                         totals[key] += value
+                        stage[key] += value
             elif kind == "SparkListenerStageCompleted":
                 tasks["stages"] += 1
+                info = event.get("Stage Info") or {}
+                key = (info.get("Stage ID", -1), info.get("Stage Attempt ID", 0))
+                names[key] = info.get("Stage Name", "")
+                stage = stages.setdefault(key, {"tasks": 0, "failed_tasks": 0, **{k: 0 for k in _SPARK_METRICS}})
+                if info.get("Submission Time") and info.get("Completion Time"):
+                    stage["duration_ms"] = info["Completion Time"] - info["Submission Time"]
             elif kind == "SparkListenerExecutorAdded":
                 tasks["executors_added"] += 1
-    return {"tasks": tasks, "task_metrics": totals}
+    per_stage = {f"{SPARK_STAGE_GROUP}{sid}" + (f" (attempt {attempt})" if attempt else "") + f": {names.get((sid, attempt), '')}":
+                 values for (sid, attempt), values in sorted(stages.items())}
+    return {"tasks": tasks, "task_metrics": totals, **per_stage}
 
 
 def _task_ends(event_log: Path):
