@@ -9,6 +9,7 @@ does only the rest.
 import hashlib
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Callable, ClassVar, Literal
 
@@ -24,6 +25,7 @@ from ..stack.config import SETTINGS_FILES
 from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
 from ..units import format_size, parse_size
+from ..workloads.user import UserJobSpec
 
 
 def _size(value):
@@ -107,6 +109,20 @@ class Experiment(BaseModel):
     between_runs: BetweenRuns = BetweenRuns()
     monitor: MonitorSettings = MonitorSettings()
     concurrent: Concurrent | None = None
+    jobs: dict[str, UserJobSpec] = Field(default_factory=dict, description="the user's own jobs, by the name "
+                                         "`workloads` uses: a JAR, a PySpark script or a command (workloads/user.py)")
+
+    @field_validator("jobs")
+    @classmethod
+    def _register_jobs(cls, value):
+        for name in value:
+            if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,40}", name):
+                raise ValueError(f"job name '{name}': use lower-case letters, digits and dashes")
+        try:
+            registry.register_user_jobs(value)
+        except SbclabError as err:
+            raise ValueError(err.message.rstrip(".")) from err
+        return value
 
     @field_validator("workers")
     @classmethod

@@ -15,6 +15,7 @@ from .power import Idle, Stress
 from .sort import Sort
 from .storage import Storage
 from .terasort import TeraGen, TeraSort
+from .user import UserJob, UserJobSpec
 from .web import Web
 from .wordcount import PySparkWordCount, WordCount
 
@@ -22,6 +23,17 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     WordCount(), PySparkWordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
     SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
 WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
+
+
+BUILT_IN = frozenset(WORKLOADS)
+
+
+def register_user_jobs(jobs: dict[str, UserJobSpec]) -> None:
+    """The user's jobs of an experiment, by the names it gives them (none may be a built-in's)."""
+    for name, spec in jobs.items():
+        if name in BUILT_IN:
+            raise SbclabError(f"'{name}' is a built-in workload's name.", "Give your job another name.")
+        WORKLOADS[name] = UserJob(name, spec)
 
 
 def get(name: str) -> Workload:

@@ -189,7 +189,7 @@ def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: l
     """Submit one of sbclab's Spark jobs (on YARN or the standalone master); its outcome, result,
     event-log metrics and event log."""
     conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else None
-    return _submitted(ctx, run_id, label, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, conf)
+    return submitted(ctx, run_id, label, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, conf)
 
 
 def pyspark_job(ctx: RunContext, run_id: str, label: str, script: str,
@@ -199,13 +199,20 @@ def pyspark_job(ctx: RunContext, run_id: str, label: str, script: str,
     folder = ctx.stack.layout(master).disk / "tmp" / "pyspark-jobs"
     ctx.transport.make_dirs(master, [folder])
     ctx.transport.put(master, folder, {script: (PYSPARK_JOBS / script).read_text()})
-    return _submitted(ctx, run_id, label, None, folder / script, args, None)
+    return submitted(ctx, run_id, label, None, folder / script, args, None)
 
 
-def _submitted(ctx: RunContext, run_id: str, label: str, main_class: str | None, resource: Path, args: list[str],
-               conf: dict[str, str] | None) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
+def submitted(ctx: RunContext, run_id: str, label: str, main_class: str | None, resource: Path, args: list[str],
+              conf: dict[str, str] | None, timeout_s: float = 7200) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
+    """A Spark application submitted from the master: a jar and its main class, or a Python script."""
     log = ctx.job_log(run_id, label.replace(" ", "-"))
-    outcome = clients.spark_submit(ctx.stack, main_class, resource, args, log, label, conf=conf)
+    outcome = clients.spark_submit(ctx.stack, main_class, resource, args, log, label, conf=conf, timeout_s=timeout_s)
+    counters, logs = spark_counters(ctx, outcome, log)
+    return outcome, spark_result(outcome), counters, logs
+
+
+def spark_counters(ctx: RunContext, outcome: JobOutcome, log: Path) -> tuple[dict, dict[str, Path]]:
+    """The event-log metrics of the applications a command submitted, and their event logs."""
     master = ctx.spec.master
     events_dir = ctx.stack.layout(master).spark_events
     counters: dict = {}
@@ -215,7 +222,7 @@ def _submitted(ctx: RunContext, run_id: str, label: str, main_class: str | None,
         if event_log is not None:
             counters = spark_event_metrics(event_log)
             logs[f"spark-events/{app}"] = event_log
-    return outcome, spark_result(outcome), counters, logs
+    return counters, logs
 
 
 def hadoop_example(ctx: RunContext, run_id: str, label: str, args: list[str]) -> JobOutcome:
