@@ -11,8 +11,10 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+import requests
 import yaml
 
 from sbclab import workloads
@@ -226,7 +228,51 @@ def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
                           text=True, timeout=300)
     assert here.returncode == 0 and here.stdout == local.read_text()
 
+    ui = _sbclab("cluster", "ui", "--name", NAME)
+    assert ui.returncode == 0, ui.stderr[-2000:]
+    urls = {line.rsplit(None, 1)[0].strip(): line.rsplit(None, 1)[1] for line in ui.stdout.splitlines() if "http" in line}
+    assert {"NameNode", "ResourceManager", "JobHistory server", "Spark History Server"} <= set(urls), urls
+    apps = requests.get(urls["Spark History Server"] + "/api/v1/applications", timeout=30).json()
+    assert "a user script" in {a["name"] for a in apps}, "the History Server reads the event logs sbclab keeps"
+
     refused = _sbclab("exec", "master", "--name", "no-such-cluster", "--", "true")
     assert refused.returncode != 0 and "sbclab cluster up" in refused.stderr and "Traceback" not in refused.stderr
     unknown = _sbclab("exec", "worker9", "--name", NAME, "--", "true")
     assert unknown.returncode != 0 and "worker1" in unknown.stderr
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def test_a_users_own_jobs_are_measured_validated_and_reported(cluster, tmp_path):
+    """An experiment's own jobs: the example PySpark analysis with its plain-Python check is valid and carries its
+    Spark stages; a command that writes outside its output folder is invalid; one past its timeout is failed, and
+    the experiment goes on; the report holds them."""
+    jobs = REPOSITORY / "examples" / "jobs"
+    experiment = {**EXPERIMENT, "engines": ["spark", "hadoop"], "repetitions": 1,
+                  "workloads": ["delay-by-carrier", "rogue", "sleeper"], "parameters": {},
+                  "jobs": {"delay-by-carrier": {"pyspark": str(jobs / "delay_by_carrier.py"), "args": ["{input}", "{output}"],
+                                                "input": "airline",
+                                                "validate": f"python3 {jobs / 'check_delay_by_carrier.py'} {{input}} {{output}}"},
+                           "rogue": {"command": "hdfs dfs -touchz /rogue-{run_id}", "engine": "hadoop"},
+                           "sleeper": {"command": "sleep 120", "engine": "hadoop", "timeout_s": 5}}}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    results = tmp_path / "results"
+    done = subprocess.run(_bench(path, results), capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 1, done.stderr[-3000:]  # the two bad jobs make it exit 1, after every cell ran
+    runs = {r.workload: r for r in ResultsStore(results).runs()}
+    analysis = runs["delay-by-carrier"]
+    assert analysis.valid and analysis.engine == "spark", analysis.validity.checks
+    assert {c.name.split(":")[0] for c in analysis.validity.checks} >= {
+        "job finished", "wrote nothing in HDFS outside its output folder", "validation command exits 0"}
+    assert any(g.startswith("stage ") for g in analysis.counters) and analysis.parameters["kind"] == "pyspark"
+    rogue = runs["rogue"]
+    assert rogue.exit_status == 0 and not rogue.valid
+    assert "/rogue-" in next(c for c in rogue.validity.checks if not c.passed).detail
+    assert runs["sleeper"].exit_status != 0 and not runs["sleeper"].valid
+    report = subprocess.run([sys.executable, "-m", "sbclab.cli", "report", str(results)], capture_output=True, text=True,
+                            timeout=300)
+    assert report.returncode == 0 and "delay-by-carrier" in (results / "report" / "report.html").read_text()
+    subprocess.run([sys.executable, "-m", "sbclab.cli", "exec", "master", "--name", NAME, "--", "hdfs", "dfs", "-rm",
+                    "-f", "/rogue-*"], capture_output=True, timeout=300)

@@ -2,6 +2,7 @@
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -63,6 +64,25 @@ def cluster_status_command(name, as_json):
         cluster_status(report)
     if report["problems"]:
         sys.exit(1)
+
+
+@cluster.command("ui")
+@click.option("--name", default="lab", show_default=True)
+def cluster_ui_command(name):
+    """Every web UI with a URL that opens from this host, Spark's History Server started on the master first; on
+    boards the SSH forwards behind the URLs are held open until Ctrl-C."""
+    cluster = lifecycle.attach(name)
+    say("starting Spark's History Server on the master (it reads the event logs of every Spark job run here)")
+    cluster.stack.start_spark_history()
+    for title, url in cluster.stack.web_uis():
+        click.echo(f"{title:32} {url}")
+    if cluster.spec.backend == "ssh":
+        say("holding the SSH forwards open; Ctrl-C closes them")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
 
 
 @cluster.command("down")

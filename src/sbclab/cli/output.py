@@ -53,5 +53,10 @@ def cluster_status(report: dict) -> None:
                             [[r["id"], r["state"], str(r["memory_mb"]), str(r["vcores"])] for r in report["yarn_nodes"]]))
     console.print(table("Daemon addresses", ["daemon", "node", "address"],
                         [[r["daemon"], r["node"], r["address"]] for r in report["addresses"]]))
+    if report["backend"] != "ssh":
+        console.print(table("Web UIs (from this host; 'sbclab cluster ui' adds Spark's History Server)", ["UI", "URL"],
+                            [[r["ui"], r["url"]] for r in report.get("web_uis", [])], fold=True))
+    else:
+        console.print("Web UIs listen on the boards' loopback: 'sbclab cluster ui' forwards them here and prints their URLs.")
     for problem in report["problems"]:
         err_console.print(f"[red]problem:[/red] {problem}")

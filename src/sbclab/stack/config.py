@@ -33,6 +33,7 @@ PORTS = {
     "jhs": 10020, "jhs_http": 19888, "jhs_admin": 10033,
     "shuffle": 13562,
     "spark_master": 7077, "spark_master_http": 8080, "spark_worker": 7078, "spark_worker_http": 8081,
+    "spark_history_http": 18080,
 }
 
 
@@ -151,6 +152,9 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             # it and rolls it over a folder of files by default.
             "spark.eventLog.compress": "false",
             "spark.eventLog.rolling.enabled": "false",
+            # Spark's History Server (`sbclab cluster ui` starts it on the master) reads the same event logs.
+            "spark.history.fs.logDirectory": f"file://{layout.spark_events}",
+            "spark.history.ui.port": str(port(spec, spec.master, "spark_history_http")),
             # Where a Python job's executors find PySpark (YARN adds the same; a standalone Worker does not).
             "spark.executorEnv.PYTHONPATH": ":".join(str(archive) for archive in dist.pyspark_archives),
             **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),

@@ -52,7 +52,10 @@ SPARK_MASTER = Daemon("sparkmaster", "Spark master", "org.apache.spark.deploy.ma
                       ("spark_master", "spark_master_http"))
 SPARK_WORKER = Daemon("sparkworker", "Spark worker", "org.apache.spark.deploy.worker.Worker", "worker", False,
                       ("spark_worker", "spark_worker_http"))
-ALL = (NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER, SPARK_MASTER, SPARK_WORKER)
+# Started when asked for (`sbclab cluster ui`), not with the cluster: the event logs it shows are kept anyway.
+SPARK_HISTORY = Daemon("sparkhistory", "Spark History Server", "org.apache.spark.deploy.history.HistoryServer", "master",
+                       False, ("spark_history_http",))
+ALL = (NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER, SPARK_MASTER, SPARK_WORKER, SPARK_HISTORY)
 
 
 def daemons_of(spec) -> tuple[Daemon, ...]:
@@ -221,6 +224,9 @@ class Stack:
     def _daemon_command(self, daemon: Daemon, node: NodeSpec) -> tuple[list[str], dict[str, str]]:
         heap = sizing.daemon_heap_mb(daemon.key, node)
         env = self.env(node)
+        if daemon is SPARK_HISTORY:
+            env = {**env, "SPARK_LOCAL_IP": config.web_host(self.spec, node), "SPARK_LOG_DIR": str(self.layout(node).log_dir)}
+            return self.spark_java(node, daemon.main_class, [], heap), env
         if daemon not in (SPARK_MASTER, SPARK_WORKER):
             return self.java(node, daemon.main_class, [], heap_mb=heap, add_opens=daemon.needs_add_opens,
                              log_file=f"{daemon.key}.log"), env
@@ -431,6 +437,31 @@ class Stack:
             answer.raise_for_status()
             bean = answer.json()["beans"][0]
             found[node.name] = {"bytes_written": int(bean["BytesWritten"]), "bytes_read": int(bean["BytesRead"])}
+        return found
+
+    def spark_history_running(self) -> bool:
+        try:
+            return isinstance(self._get("spark_history_http", "/api/v1/applications?limit=1"), list)
+        except (requests.RequestException, ValueError):
+            return False
+
+    def start_spark_history(self, timeout_s: float = 180) -> None:
+        """Spark's History Server on the master, once: stopped with the cluster like every daemon."""
+        if self.spark_history_running():
+            return
+        self._started = []
+        self.start(SPARK_HISTORY)
+        self._wait("Spark's History Server", self.spark_history_running, timeout_s, SPARK_HISTORY, self.spec.master)
+
+    def web_uis(self) -> list[tuple[str, str]]:
+        """(title, URL from this host) of every web UI the cluster has running."""
+        found = []
+        for daemon in [*daemons_of(self.spec), SPARK_HISTORY]:
+            for node in self.nodes_for(daemon):
+                for port_name in daemon.ports:
+                    if port_name.endswith("_http") and (daemon is not SPARK_HISTORY or self.spark_history_running()):
+                        where = f" ({node.name})" if daemon.role == "worker" else ""
+                        found.append((daemon.title + where, self.web_url(node, port_name)))
         return found
 
     def history_ready(self) -> bool:

@@ -187,4 +187,6 @@ def status(cluster: Cluster) -> dict:
         except Exception as err:  # noqa: BLE001
             report["problems"].append(f"ResourceManager did not answer: {err}")
     report["addresses"] = [{"daemon": d, "node": n, "address": a} for d, n, a in stack.addresses()]
+    # On boards these URLs are SSH forwards that live as long as this command: `sbclab cluster ui` holds them.
+    report["web_uis"] = [{"ui": title, "url": url} for title, url in stack.web_uis()]
     return report

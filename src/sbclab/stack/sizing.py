@@ -55,7 +55,8 @@ def band(memory_bytes: int) -> Band:
 
 
 # Spark's standalone master and workers take the heaps of the YARN daemons they stand in for.
-STANDS_IN_FOR = {"sparkmaster": "resourcemanager", "sparkworker": "nodemanager"}
+# Spark's History Server reads the event logs the JobHistory server's heap would hold the jobs of.
+STANDS_IN_FOR = {"sparkmaster": "resourcemanager", "sparkworker": "nodemanager", "sparkhistory": "historyserver"}
 
 
 def daemon_heap_mb(daemon_key: str, node: NodeSpec) -> int:

@@ -30,7 +30,7 @@ from . import inputs
 from .base import Attempt, RunContext, Workload, exited, spark_counters, submitted
 
 PLACEHOLDERS = {"input", "output", "size_bytes", "run_id"}
-HDFS_BEFORE = "_hdfs_before"  # carried from the job to its validation, not stored
+HDFS_BEFORE = "hdfs_before"  # carried from prepare to validate with the input
 # Where the engines themselves write while a job runs (staging, job history, aggregated logs).
 ENGINE_PLACES = ("/tmp/", "/user/", "/mr-history/", "/spark-history/")
 
@@ -117,6 +117,11 @@ class UserJob(Workload):
         self.footprint_per_input_byte = 2.0
 
     def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The input, and what HDFS holds before the job (taken here, outside the run's recording)."""
+        data = self._input(ctx, params)
+        return {**data, HDFS_BEFORE: _listing(ctx, f"input-{self.name}", "hdfs-before")}
+
+    def _input(self, ctx: RunContext, params: dict[str, Any]) -> dict[str, Any]:
         given = self.spec.input
         if given == "airline":
             return inputs.airline_text(ctx, params["size_bytes"], reuse=params.get("reuse_input", True))
@@ -157,7 +162,6 @@ class UserJob(Workload):
         args = [_fill(a, values) for a in self.spec.args]
         label, spec = f"user job {self.name}", self.spec
         log = ctx.job_log(run_id, label.replace(" ", "-"))
-        before = _listing(ctx, run_id, "hdfs-before")
         counters, logs, result = None, {}, {}
         if spec.pyspark or (spec.jar and engine == "spark"):
             if not ctx.transport.shares_host:
@@ -181,11 +185,11 @@ class UserJob(Workload):
             else:
                 outcome.job_ids = engine_counters.spark_application_ids(outcome.output)
                 counters, logs = spark_counters(ctx, outcome, log)
-        return Attempt(outcome, [exited(outcome, "job")], {**result, HDFS_BEFORE: before}, counters, logs,
-                       parameters={"kind": spec.kind}, output=output)
+        return Attempt(outcome, [exited(outcome, "job")], result, counters, logs, parameters={"kind": spec.kind},
+                       output=output)
 
     def validate(self, ctx, engine, run_id, params, data, attempt) -> None:
-        before = attempt.result.pop(HDFS_BEFORE, None)
+        before = data.get(HDFS_BEFORE)
         if before is not None:
             after = _listing(ctx, run_id, "hdfs-after")
             output = f"{attempt.output}/"
