@@ -6,7 +6,6 @@ emulated one, without the CPU quotas that make sixteen jobs take most of an hour
 host. The emulated backend runs the first slice's jobs in test_cluster.py.
 """
 
-import os
 import signal
 import subprocess
 import sys
@@ -217,9 +216,9 @@ def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
     mine = _sbclab(*on_master, "spark-submit", str(script))
     assert mine.returncode == 0 and "DISTINCT 3 ALL 6" in mine.stdout, mine.stderr[-2000:]
 
-    # Python reads a piped stdin as a script and skips the shell's start-up file unless asked to be interactive.
-    shell = _sbclab(*on_master, "pyspark", stdin="print('WORDS', sc.textFile('/tmp/words.txt').count())\n",
-                    env={**os.environ, "PYSPARK_DRIVER_PYTHON_OPTS": "-i"})
+    # Python reads a piped stdin as a script and skips the shell's start-up file (what a terminal would run first).
+    shell = _sbclab(*on_master, "pyspark", stdin="import os; exec(open(os.environ['PYTHONSTARTUP']).read())\n"
+                                                 "print('WORDS', sc.textFile('/tmp/words.txt').count())\n")
     assert shell.returncode == 0 and "WORDS 2" in shell.stdout, (shell.stdout[-1000:], shell.stderr[-2000:])
 
     exports = _sbclab("env", "--name", NAME)

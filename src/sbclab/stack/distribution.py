@@ -5,6 +5,7 @@ Layout (mirrors the Apache tarballs where it matters to the launchers):
   cache/hadoop-<version>/lib/*.jar                     every jar the daemons, jobs and examples need
   cache/spark-<version>/jars/*.jar, RELEASE            Spark's launcher looks for jars/ beside RELEASE
   cache/spark-<version>/python/lib/pyspark.zip, py4j-<v>-src.zip   where Spark's launcher finds PySpark
+  cache/spark-<version>/bin/spark-submit               what PySpark's driver starts its JVM with
   cache/*/MANIFEST.json                                sha256 of every file, checked before each `cluster up`
   cache/jobs/spark-<version>/sbclab-jobs-spark-<version>.jar   sbclab's jobs compiled against that Spark
 """
@@ -120,6 +121,35 @@ def _defines(stack: StackVersions) -> list[str]:
     return [f"-D{key}={value}" for key, value in stack.maven_properties().items()]
 
 
+# A Maven-assembled Spark has no bin/; PySpark's driver (the pyspark shell, a script run by python)
+# starts its JVM with $SPARK_HOME/bin/spark-submit. Spark's launcher library builds the command
+# line, NUL-separated after a NUL-and-newline header, its exit status last; parts are taken as
+# sbclab's own client takes them (trimmed, empty ones dropped).
+SPARK_SUBMIT = r"""#!/usr/bin/env bash
+# spark-submit of a Spark distribution sbclab assembled from Maven Central and PyPI.
+SPARK_HOME=${SPARK_HOME:-$(cd "$(dirname "$0")/.." && pwd)}
+export SPARK_HOME
+command=()
+while IFS= read -r -d '' part; do
+  part=${part#$'\n'}; part=${part%$'\n'}
+  [ -n "$part" ] && command+=("$part")
+done < <("${JAVA_HOME:+$JAVA_HOME/bin/}java" -Xmx128m $SPARK_LAUNCHER_OPTS -cp "$SPARK_HOME/jars/*" \
+           org.apache.spark.launcher.Main org.apache.spark.deploy.SparkSubmit "$@"; printf '%d\0' $?)
+status=${command[${#command[@]}-1]}
+unset 'command[${#command[@]}-1]'
+[ "$status" = 0 ] || exit "$status"
+exec "${command[@]}"
+"""
+
+
+def _finish_spark(stack: StackVersions, home: Path) -> None:
+    _add_pyspark(stack, home)
+    launcher = home / "bin" / "spark-submit"
+    launcher.parent.mkdir()
+    launcher.write_text(SPARK_SUBMIT)
+    launcher.chmod(0o755)
+
+
 def _add_pyspark(stack: StackVersions, home: Path) -> None:
     """PySpark as Spark's binary distribution lays it out (python/lib/pyspark.zip and py4j's source
     archive), taken from the pyspark release on PyPI, which is Spark's own Python at the same version:
@@ -211,7 +241,7 @@ def fetch(stack_name: str = stacks.DEFAULT, refresh: bool = False) -> Distributi
         ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}, None, "MANIFEST.json"),
         ("spark", java_dir() / "dist" / "spark" / "pom.xml", spark_home, "jars",
          {"RELEASE": f"Spark {stack.spark} (Scala {stack.scala}) assembled by sbclab from Maven Central and PyPI\n"},
-         _add_pyspark, "python/lib/pyspark.zip"),
+         _finish_spark, "bin/spark-submit"),
     ]
     for name, pom, home, subdir, extra, finish, last_part in wanted:
         if refresh or not (home / "MANIFEST.json").exists() or not (home / last_part).exists():

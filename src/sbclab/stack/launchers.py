@@ -5,7 +5,8 @@ Each launcher is a small shell script in the node's `bin` folder that starts the
 line sbclab itself runs on that node (its Java, JVM flags, configuration folder and classpath), so a
 user's `hdfs dfs -ls /` is what sbclab's validation runs. Subcommands are the ones a cluster's users
 need; anything else is taken as a class name, as the Apache scripts do. Spark's commands ask Spark's
-own launcher library for the command line, as Spark's scripts do.
+own launcher library for the command line through the distribution's bin/spark-submit, which
+PySpark's driver also starts its JVM with.
 
 Not here: `spark-shell` and `spark-sql`, whose REPL and Hive CLI jars (spark-repl, spark-hive-thriftserver)
 are not part of the assembled stack; `spark-submit` and `pyspark` cover running and exploring.
@@ -52,7 +53,8 @@ def bin_dir(stack: Stack, node: NodeSpec) -> Path:
 def environment(stack: Stack, node: NodeSpec) -> dict[str, str]:
     """What a shell on the node exports: the stack's variables and the launchers first on PATH."""
     env = {k: v for k, v in stack.env(node).items() if k != "PATH"}
-    return {**env, "SBCLAB_CLUSTER": stack.spec.name, "SBCLAB_BIN": str(bin_dir(stack, node))}
+    return {**env, "SPARK_LAUNCHER_OPTS": " ".join(config.jvm_flags(stack.spec.knobs)),
+            "SBCLAB_CLUSTER": stack.spec.name, "SBCLAB_BIN": str(bin_dir(stack, node))}
 
 
 def _exports(env: dict[str, str]) -> str:
@@ -78,19 +80,11 @@ exec {shlex.join(before)} "$class" {shlex.join(after)} "$@"
 """
 
 
-def _spark_submit_script(stack: Stack, node: NodeSpec) -> str:
-    launcher = [str(stack.java_home(node) / "bin" / "java"), *config.jvm_flags(stack.spec.knobs), "-Xmx128m",
-                "-cp", f"{stack.dist.spark_jars}/*", "org.apache.spark.launcher.Main", "org.apache.spark.deploy.SparkSubmit"]
-    return f"""#!/bin/bash
-# spark-submit for sbclab cluster {stack.spec.name} (stack {stack.dist.stack.name}): Spark's launcher builds the
-# command line, NUL-separated, its exit status last; the command then replaces this script.
+def _spark_submit_script(stack: Stack) -> str:
+    return f"""#!/bin/sh
+# spark-submit for sbclab cluster {stack.spec.name} (stack {stack.dist.stack.name}): the distribution's own.
 . "$(dirname "$0")/{ENV_FILE}"
-command=()
-while IFS= read -r -d '' part; do command+=("$part"); done < <({shlex.join(launcher)} "$@"; printf '%d\\0' $?)
-status=${{command[${{#command[@]}}-1]}}
-unset 'command[${{#command[@]}}-1]'
-[ "$status" = 0 ] || exit "$status"
-exec "${{command[@]}}"
+exec "$SPARK_HOME/bin/spark-submit" "$@"
 """
 
 
@@ -118,7 +112,7 @@ def install(stack: Stack, node: NodeSpec) -> Path:
     local_spark_home = distribution.installed(stack.dist.stack.name, check=False).spark_home
     folder = bin_dir(stack, node)
     files = {command: _hadoop_script(stack, node, command) for command in HADOOP_TOOLS}
-    files["spark-submit"] = _spark_submit_script(stack, node)
+    files["spark-submit"] = _spark_submit_script(stack)
     files["pyspark"] = _pyspark_script(stack)
     files[PYSPARK_STARTUP] = _pyspark_startup(stack, local_spark_home)
     files[ENV_FILE] = (f"# The environment of sbclab cluster {stack.spec.name}'s commands on {node.name}.\n"
