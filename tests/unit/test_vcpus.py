@@ -1,5 +1,9 @@
 """The virtual-core balancer's placement decisions, on a fake cgroup tree with scripted CPU times."""
 
+import os
+import threading
+import time
+
 import pytest
 
 from sbclab.cluster import vcpus
@@ -74,3 +78,20 @@ def test_idle_threads_stay_where_they_are(node, fake_kernel):
 
 def test_the_balancer_stops_when_the_node_is_gone(tmp_path):
     assert vcpus.NodeBalancer(tmp_path / "gone").tick() is False
+
+
+def test_the_balancer_says_when_its_first_tick_is_done(tmp_path):
+    """cluster up waits for this before anything is measured: a thread started earlier would run on the whole
+    node's quota."""
+    group, ready = tmp_path / "node", tmp_path / "ready"
+    group.mkdir()
+    runner = threading.Thread(target=vcpus.main, args=(["--node-group", str(group), "--ready", str(ready),
+                                                        "--interval", "0.01"],))
+    runner.start()
+    deadline = time.monotonic() + 10
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert ready.read_text().strip() == str(os.getpid())
+    group.rmdir()
+    runner.join(timeout=10)
+    assert not runner.is_alive(), "the balancer ends with its groups"

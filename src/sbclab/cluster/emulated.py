@@ -29,6 +29,7 @@ from .transport import MpiNetworks, NodeParts
 ETC_NETNS = Path("/etc/netns")
 # The kernel counts a thread's time blocked on block I/O (a node's own iowait) only when asked.
 DELAY_ACCOUNTING = Path("/proc/sys/kernel/task_delayacct")
+BALANCER_START_S = 120
 
 
 def _tbf_args(rate_mbit: float) -> list[str]:
@@ -178,10 +179,22 @@ class EmulatedTransport(LocalTransport):
         groups = [cgroups.NodeCgroup(self.spec.name, n.name) for n in self.spec.nodes]
         if not any(g.vcpu_dirs() for g in groups):
             return
-        argv = [sys.executable, "-m", "sbclab.cluster.vcpus", "--state", str(self.state.path)]
+        ready = self.state.root / "vcpu-balancer.ready"
+        ready.unlink(missing_ok=True)
+        argv = [sys.executable, "-m", "sbclab.cluster.vcpus", "--state", str(self.state.path), "--ready", str(ready)]
         for group in groups:
             argv += ["--node-group", str(group.cpu_dir())]
-        self._spawn_host_process(argv, "vcpu-balancer")
+        proc = self._spawn_host_process(argv, "vcpu-balancer")
+        # Nothing is measured before the threads are placed: on a slow host (a board as host, a loaded
+        # machine, a virtual machine without KVM) Python alone takes seconds to start, and a job started
+        # meanwhile ran with the whole node's quota on one thread.
+        deadline = time.monotonic() + BALANCER_START_S
+        while not ready.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SbclabError(f"The virtual-core balancer did not start within {BALANCER_START_S} s "
+                                  f"(exit {proc.poll()}).", "Run 'sbclab cluster down --force' and try again; "
+                                  "'python -m sbclab.cluster.vcpus --help' shows it runs here.")
+            time.sleep(0.1)
 
     def _start_page_cache_governor(self) -> None:
         """One governor for the cluster's page caches (see pagecache.py); at full scale there is nothing to scale."""
@@ -196,11 +209,12 @@ class EmulatedTransport(LocalTransport):
             argv += ["--node", f"{group.memory_dir()}:{node.memory_bytes}"]
         self._spawn_host_process(argv, "page-cache-governor")
 
-    def _spawn_host_process(self, argv: list[str], label: str) -> None:
+    def _spawn_host_process(self, argv: list[str], label: str) -> subprocess.Popen:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         self.state.record("process", node="host", pid=proc.pid, create_time=psutil.Process(proc.pid).create_time(),
                           label=label)
+        return proc
 
     def _create_disk(self, node: NodeSpec) -> None:
         image = self.node_dir(node) / "disk.img"

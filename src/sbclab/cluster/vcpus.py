@@ -13,6 +13,7 @@ itself when the cluster's groups disappear.
 """
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -90,12 +91,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--node-group", action="append", type=Path, required=True, help="a node's cpu cgroup")
     parser.add_argument("--state", help="the cluster's state file (names this process as the cluster's)")
     parser.add_argument("--interval", type=float, default=0.25)
+    parser.add_argument("--ready", type=Path, help="a file written once the first tick is done")
     args = parser.parse_args(argv)
     balancers = [NodeBalancer(group) for group in args.node_group]
     while True:
         alive = [b.tick() for b in balancers]
         if not any(alive):
             return
+        if args.ready is not None and not args.ready.exists():
+            args.ready.write_text(f"{os.getpid()}\n")
         time.sleep(args.interval)
 
 
