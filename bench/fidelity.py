@@ -16,7 +16,8 @@ CASES = [("rpi5b", "nvme-p31-gen3"), ("rpi5b", "microsd-pro-plus"), ("rpi4b", "m
 LOW, HIGH = 0.85, 1.15
 
 
-def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: int) -> list[tuple[str, float, float]]:
+def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: int,
+                 file_size: str = "128M") -> list[tuple[str, float, float]]:
     b = profiles.board(board)
     medium = profiles.storage(storage).figures_on(board)
     host = calibration.current(progress=print)
@@ -31,7 +32,7 @@ def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: 
         transport.make_dirs(node, [disk])
 
         def fio(rw, block_size):
-            return tools.fio_job(on, disk, f"{rw}-{block_size}", rw, block_size, "128M", seconds)
+            return tools.fio_job(on, disk, f"{rw}-{block_size}", rw, block_size, file_size, seconds)
         for threads in (1, 4):
             rows.append((f"sysbench {threads} thread(s), events/s", b.sysbench_events(threads) * factor,
                          tools.sysbench_cpu(on, b.sysbench.max_prime, threads, seconds)))
@@ -49,6 +50,8 @@ def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=5, help="Duration of each measurement.")
+    parser.add_argument("--file-size", default="128M",
+                        help="fio's file per pattern, laid out first at the node's write speed (smaller on a slow host).")
     args = parser.parse_args()
     host = calibration.current(progress=print)
     # The common factor: the smallest any case needs, computed for a 3-node cluster like the demo's.
@@ -59,7 +62,8 @@ def main() -> None:
     for i, (board, storage) in enumerate(CASES):
         print(f"\n{board} + {storage}")
         print(f"  {'figure':<32} {'profile x scale':>16} {'measured':>12} {'ratio':>7}")
-        for name, expected, measured in measure_case(board, storage, factor, f"10.21{5 + i}.0.0/24", args.seconds):
+        for name, expected, measured in measure_case(board, storage, factor, f"10.21{5 + i}.0.0/24", args.seconds,
+                                                     args.file_size):
             ratio = measured / expected
             flag = "" if LOW <= ratio <= HIGH else "  outside 0.85-1.15"
             outside += bool(flag)

@@ -13,6 +13,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${SBCLAB_HOME:-$HOME/.sbclab}/cache/cgroup2-vm
 out=${OUT:-$cache/out}
 seconds=${SECONDS_PER_FIGURE:-3}
+# fio lays its file out at the node's write speed first: at this machine's scale (about 0.02 under
+# software emulation) a microSD node writes a few hundred KB/s, so 128 MB per pattern took minutes.
+file_size=${FIO_FILE_SIZE:-8M}
 memory=${VM_MEMORY:-6G}
 python_prefix=$("$here/.venv/bin/python" -c 'import sys; print(sys.base_prefix)')
 
@@ -51,7 +54,7 @@ mount -t 9p -o trans=virtio,version=9p2000.L out /out
 export SBCLAB_HOME=/var/sbclab HOME=/root
 {
   echo "kernel \$(uname -r), cgroup: \$(stat -fc %T /sys/fs/cgroup), controllers: \$(cat /sys/fs/cgroup/cgroup.controllers)"
-  cd "$here" && "$here/.venv/bin/python" -u bench/fidelity.py --seconds $seconds
+  cd "$here" && "$here/.venv/bin/python" -u bench/fidelity.py --seconds $seconds --file-size $file_size
   echo "exit \$?"
 } > /out/fidelity.txt 2>&1
 # One measured run through the run path on v2 groups: a sysbench cell on an emulated RPi 4 worker,
