@@ -15,7 +15,7 @@ out=${OUT:-$cache/out}
 seconds=${SECONDS_PER_FIGURE:-3}
 # fio lays its file out at the node's write speed first: at this machine's scale (about 0.02 under
 # software emulation) a microSD node writes a few hundred KB/s, so 128 MB per pattern took minutes.
-file_size=${FIO_FILE_SIZE:-8M}
+file_size=${FIO_FILE_SIZE:-16M}  # one 16 MB block of the sequential patterns
 memory=${VM_MEMORY:-6G}
 python_prefix=$("$here/.venv/bin/python" -c 'import sys; print(sys.base_prefix)')
 
@@ -46,6 +46,8 @@ mkdir -p /dev/pts /dev/shm; mount -t devpts devpts /dev/pts; mount -t tmpfs tmpf
 mount -t tmpfs tmpfs /run; mount -t tmpfs tmpfs /tmp; mount -o remount,rw /
 mount -t cgroup2 none /sys/fs/cgroup
 ip link set lo up; hostname cgroup2-vm
+# ip netns exec binds a node's hosts file over this one, which mmdebstrap's root does not have.
+[ -e /etc/hosts ] || echo "127.0.0.1 localhost" > /etc/hosts
 for m in 9pnet_virtio 9p loop veth bridge sch_tbf sch_netem br_netfilter; do modprobe \$m 2>/dev/null; done
 mkdir -p "$here" "$python_prefix" /out
 mount -t 9p -o trans=virtio,version=9p2000.L,ro checkout "$here"
