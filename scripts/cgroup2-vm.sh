@@ -83,7 +83,9 @@ shares="$(share "$here" checkout) $(share "$out" out)"
 echo "booting the cgroup v2 machine ($accel; figures in $out/fidelity.txt)"
 start=$(date +%s)
 # shellcheck disable=SC2086
-timeout "${VM_TIMEOUT:-5400}" qemu-system-x86_64 -accel "$accel" -smp 2 -m "$memory" -nographic -no-reboot \
+# -cpu max: every instruction qemu can emulate (or the host's, with KVM); the default model lacks what
+# this checkout's compiled Python packages use, and `sbclab` died of an illegal instruction.
+timeout "${VM_TIMEOUT:-5400}" qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$memory" -nographic -no-reboot \
   -kernel "$kernel" -initrd "$initrd" \
   -append "root=/dev/vda rw console=ttyS0 init=/sbclab-init cgroup_no_v1=all quiet" \
   -drive "file=$image,format=raw,if=virtio" $shares > "$out/console.log" 2>&1 || true
