@@ -23,7 +23,7 @@ command -v qemu-system-x86_64 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-g
 command -v mmdebstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q mmdebstrap >/dev/null
 
 mkdir -p "$cache" "$out"
-rm -rf "$out/results"  # a stored cell would be skipped, not run again
+rm -rf "$out/results" "$out/run.txt"  # a stored cell would be skipped, not run again
 root="$cache/root"
 if [ ! -e "$root/boot/vmlinuz" ] && ! ls "$root"/boot/vmlinuz-* >/dev/null 2>&1; then
   rm -rf "$root.partial"
@@ -54,16 +54,18 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro checkout "$here"
 [ "$python_prefix" = /usr ] || mount -t 9p -o trans=virtio,version=9p2000.L,ro python "$python_prefix"
 mount -t 9p -o trans=virtio,version=9p2000.L out /out
 export SBCLAB_HOME=/var/sbclab HOME=/root
+if [ "${ONLY_RUN:-0}" = 0 ]; then
 {
   echo "kernel \$(uname -r), cgroup: \$(stat -fc %T /sys/fs/cgroup), controllers: \$(cat /sys/fs/cgroup/cgroup.controllers)"
   cd "$here" && "$here/.venv/bin/python" -u bench/fidelity.py --seconds $seconds --file-size $file_size
   echo "exit \$?"
 } > /out/fidelity.txt 2>&1
+fi
 # One measured run through the run path on v2 groups: a sysbench cell on an emulated RPi 4 worker,
 # with its per-node sampler reading the node's v2 group.
 {
   cd "$here" && "$here/.venv/bin/sbclab" bench --workloads sysbench-cpu --engines node --workers 1 --profile rpi4b \
-    --repetitions 1 --idle-baseline 0 --sample-hz 0.5 --name v2run --results /out/results
+    --storage microsd --repetitions 1 --idle-baseline 0 --sample-hz 0.5 --name v2run --results /out/results
   echo "exit \$?"
 } > /out/run.txt 2>&1
 sync; echo o > /proc/sysrq-trigger; sleep 60
@@ -92,4 +94,4 @@ timeout "${VM_TIMEOUT:-5400}" qemu-system-x86_64 -accel "$accel" -cpu max -smp 2
 rm -f "$image"
 echo "the machine ran $(( $(date +%s) - start )) s"
 cat "$out/fidelity.txt" "$out/run.txt"
-grep -q "^exit 0" "$out/fidelity.txt" && grep -q "^exit 0" "$out/run.txt"
+grep -q "^exit 0" "$out/fidelity.txt" && grep -q "^exit 0" "$out/run.txt"  # ONLY_RUN=1 keeps the last figures
