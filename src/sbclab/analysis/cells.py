@@ -9,7 +9,8 @@ not comparable, and a table that holds several says so.
 import json
 from dataclasses import dataclass, field
 
-from ..results.schema import FIRST_STACK, ClusterShape, RunRecord
+from ..earlier import FIRST_STACK
+from ..results.schema import ClusterShape, RunRecord
 from ..units import format_size
 from .stats import Estimate, estimate, spread_warning
 

@@ -15,7 +15,8 @@ from pydantic import BaseModel, Field
 
 from .. import profiles
 from ..errors import SbclabError
-from ..results.schema import FIRST_STACK, RunRecord
+from ..earlier import FIRST_STACK
+from ..results.schema import RunRecord
 from .cells import Cell, CellKey
 from .stats import Derived, Estimate, estimate, ratio
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from .. import profiles
+from ..earlier import FIRST_STACK
 from ..errors import SbclabError
-from ..results.schema import FIRST_STACK
 from . import dirty
 
 if TYPE_CHECKING:

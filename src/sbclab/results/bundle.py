@@ -7,7 +7,6 @@ target without replacing one: a run already there with the same content is skipp
 content it is refused. What is imported appears whole or not at all.
 """
 
-import hashlib
 import io
 import json
 import shutil
@@ -18,20 +17,13 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 from .. import __version__, atomic
+from ..digest import sha256
 from ..errors import SbclabError
 from .schema import SCHEMA_VERSION
 from .store import load
 
 MANIFEST = "BUNDLE.json"
 FOLDERS = ("runs", "logs", "series", "report")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _files(root: Path, folder: str) -> list[Path]:
@@ -51,7 +43,7 @@ def export(results: Path, bundle: Path, report: Path | None = None) -> int:
         members.update({f"report/{p.relative_to(report)}": p for p in sorted(Path(report).rglob("*")) if p.is_file()})
     manifest = {"sbclab": __version__, "schema_version": SCHEMA_VERSION, "source": str(results.resolve()),
                 "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "runs": len(runs),
-                "files": {name: _sha256(path) for name, path in members.items()}}
+                "files": {name: sha256(path) for name, path in members.items()}}
     with atomic.open_for_write(bundle, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
         text = json.dumps(manifest, indent=1).encode()
         info = tarfile.TarInfo(MANIFEST)
@@ -102,7 +94,7 @@ def import_bundle(bundle: Path, results: Path) -> Imported:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with archive.extractfile(member) as source, open(target, "wb") as out:  # type: ignore[union-attr]
                     shutil.copyfileobj(source, out)
-        found = {str(p.relative_to(staging)): _sha256(p) for p in staging.rglob("*") if p.is_file()}
+        found = {str(p.relative_to(staging)): sha256(p) for p in staging.rglob("*") if p.is_file()}
         if found != expected:
             wrong = sorted(set(found.items()) ^ set(expected.items()))[0][0]
             raise SbclabError(f"{bundle} is damaged: {wrong} does not match its checksum or is missing; nothing was "
@@ -121,7 +113,7 @@ def _merge(staging: Path, results: Path) -> tuple[list[str], list[str]]:
         load(doc)  # a document this sbclab cannot read is refused before anything moves
         there = results / "runs" / doc.name
         if there.exists():
-            if _sha256(there) != _sha256(doc):
+            if sha256(there) != sha256(doc):
                 raise SbclabError(f"{results} already holds run {doc.stem} with other content; nothing was imported.",
                                   "Import into another results directory (--results).")
             skipped.append(doc.stem)

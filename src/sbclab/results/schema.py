@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..earlier import FIRST_STACK
 from .measurements import Measurements
 
 SCHEMA_VERSION = 3
@@ -14,10 +15,6 @@ SCHEMA_VERSION = 3
 # What runs a workload: the two big-data engines, a tool on the nodes, an MPI program.
 BIG_DATA_ENGINES = ("hadoop", "spark")
 ENGINES = (*BIG_DATA_ENGINES, "node", "mpi")
-
-
-# The stack of every cluster recorded before stacks had names, and the setup other stacks are compared with.
-FIRST_STACK = "lee-park-2026"
 # The counter groups of a Spark run that hold one stage each: "stage ID: NAME" (stack/counters.py).
 SPARK_STAGE_GROUP = "stage "
 

@@ -14,8 +14,9 @@ from ..cluster import packages, systems
 from ..cluster.remote import in_parallel, raise_first
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
+from ..digest import sha256
 from ..errors import SbclabError
-from .distribution import Distribution, sha256
+from .distribution import Distribution
 from .java import major_of, pick_java
 from .record import JavaOnNode, StackRecord
 from .versions import StackVersions

@@ -10,7 +10,6 @@ Layout (mirrors the Apache tarballs where it matters to the launchers):
   cache/jobs/spark-<version>/sbclab-jobs-spark-<version>.jar   sbclab's jobs compiled against that Spark
 """
 
-import hashlib
 import json
 import os
 import shutil
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import atomic, paths
+from ..digest import sha256
 from ..errors import SbclabError
 from . import versions as stacks
 from .java import java_version
@@ -79,14 +79,6 @@ class Distribution:
         """What runs: the stack, its versions and the Java the nodes run it on (this host's by default)."""
         return {**self.stack.summary(), "java": java or java_version(self.stack.java),
                 "sbclab_jobs_sha256": sha256(self.jobs_jar)[:16]}
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _manifest(folder: Path) -> dict[str, str]:

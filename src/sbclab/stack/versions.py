@@ -7,7 +7,7 @@ Which Java each stack runs on was measured here (docs/notes.md, "Stacks"), not t
 from dataclasses import dataclass
 
 from ..errors import SbclabError
-from ..results.schema import FIRST_STACK
+from ..earlier import FIRST_STACK
 
 
 @dataclass(frozen=True)
