@@ -90,6 +90,11 @@ class UserJobSpec(BaseModel):
         return "pyspark" if self.pyspark else "jar" if self.jar else "command"
 
 
+def _values(data: dict[str, Any], params: dict[str, Any], output: str, run_id: str) -> dict[str, Any]:
+    """What the placeholders of a job's arguments and commands stand for in one run."""
+    return {"input": data.get("path", ""), "output": output, "size_bytes": params.get("size_bytes") or "", "run_id": run_id}
+
+
 def _fill(text: str, values: dict[str, Any]) -> str:
     return text.format_map(values)
 
@@ -114,6 +119,7 @@ class UserJob(Workload):
         self.description = spec.description or f"the user's {spec.kind} {spec.pyspark or spec.jar or spec.command}"
         self.engines = ("spark",) if spec.pyspark else (spec.engine or "spark",)
         self.sized = spec.input == "airline"
+        # Unknown until it runs: room for an output and intermediate data as large as its input, as Grep needs.
         self.footprint_per_input_byte = 2.0
 
     def prepare(self, ctx: RunContext, engine: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -157,23 +163,19 @@ class UserJob(Workload):
 
     def run_job(self, ctx: RunContext, engine: str, run_id: str, params: dict[str, Any], data: dict[str, Any]) -> Attempt:
         output = f"/sbclab/out/{run_id}"
-        values = {"input": data.get("path", ""), "output": output, "size_bytes": params.get("size_bytes") or "",
-                  "run_id": run_id}
+        values = _values(data, params, output, run_id)
         args = [_fill(a, values) for a in self.spec.args]
         label, spec = f"user job {self.name}", self.spec
         log = ctx.job_log(run_id, label.replace(" ", "-"))
         counters, logs, result = None, {}, {}
+        if (spec.pyspark or spec.jar) and not ctx.transport.shares_host:
+            raise SbclabError(f"{self.name}: {spec.pyspark or spec.jar} is on this host, and the master is a board.",
+                              "Copy it to the board and declare a command job (spark-submit or hadoop jar PATH ...).")
         if spec.pyspark or (spec.jar and engine == "spark"):
-            if not ctx.transport.shares_host:
-                raise SbclabError(f"{self.name}: {spec.pyspark or spec.jar} is on this host, and the master is a board.",
-                                  "Copy it to the board and declare a command job (spark-submit PATH ...).")
             outcome, result, counters, logs = submitted(ctx, run_id, label, spec.main_class if spec.jar else None,
                                                         Path(spec.pyspark or spec.jar).resolve(), args, None,
                                                         timeout_s=spec.timeout_s)
         elif spec.jar:
-            if not ctx.transport.shares_host:
-                raise SbclabError(f"{self.name}: {spec.jar} is on this host, and the master is a board.",
-                                  "Copy it to the board and declare a command job (hadoop jar PATH ...).")
             outcome = clients.hadoop_jar(ctx.stack, Path(spec.jar).resolve(),
                                          [*([spec.main_class] if spec.main_class else []), *args], log, label,
                                          timeout_s=spec.timeout_s)
@@ -197,8 +199,7 @@ class UserJob(Workload):
             attempt.checks.append(Check(name="wrote nothing in HDFS outside its output folder", passed=not outside,
                                         detail=", ".join(sorted({p for p, _ in outside})[:5]) or "nothing outside"))
         if attempt.finished and self.spec.validate_with:
-            values = {"input": data.get("path", ""), "output": attempt.output, "size_bytes": params.get("size_bytes") or "",
-                      "run_id": run_id}
+            values = _values(data, params, attempt.output, run_id)
             log = ctx.job_log(run_id, "validate")
             done = self._on_master(ctx, _fill(self.spec.validate_with, values), log, f"validate {self.name}",
                                    self.spec.timeout_s)
