@@ -37,9 +37,19 @@ demo: setup
 		--results $(RESULTS)
 	$(BIN)/sbclab report $(RESULTS)
 
+# The tests of mechanics run on TEST_WORKERS parallel workers, a module's tests on one worker with the
+# module's cluster; the tests marked `measurement` (what an emulated node measures) then run alone on
+# the host. The host is calibrated first, alone: every cluster's shaping derives from it.
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/pytest -v --instafail --durations=25 --timeout=1200
+
 test: setup
 	bash scripts/install-system-deps.sh test
-	$(BIN)/pytest -v --instafail --durations=25 --timeout=1200 tests/unit tests/integration
+	$(BIN)/sbclab calibrate
+	status=0; \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not measurement" tests/unit tests/integration || status=$$?; \
+	$(PYTEST) -m measurement tests/integration || status=$$?; \
+	exit $$status
 
 # The cgroup v2 path (threaded virtual cores, io.max, memory.max) on a v2 kernel: a small virtual
 # machine with Debian's kernel, since this host kind runs cgroup v1 (scripts/cgroup2-vm.sh).

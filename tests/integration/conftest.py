@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 from contextlib import contextmanager
+from pathlib import Path
 
 import psutil
 import pytest
@@ -52,14 +53,18 @@ OVERSUBSCRIBED = 2 * spec.host_cores()
 def pytest_configure(config):
     """The tests keep their clusters' records in a home of their own beside the user's, sharing only
     the fetched stack and the host's calibration: a test never sees or removes a user's cluster, and
-    a record a killed test run left is found there by the next run."""
-    user_home = paths.home()
-    test_home = user_home / "tests"
+    a record a killed test run left is found there by the next run. Each parallel worker (make test
+    runs the tests of mechanics two at a time) has a home of its own inside that one, so what it
+    leaves is told apart from what the other is running."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    shared_from = paths.home()  # a worker's is the tests' home, set by the run that started it
+    _tests_home.append(shared_from if worker else shared_from / "tests")
+    test_home = _tests_home[0] / worker if worker else _tests_home[0]
     test_home.mkdir(parents=True, exist_ok=True)
     for shared in ("cache", "calibration"):
-        (user_home / shared).mkdir(exist_ok=True)
+        (shared_from / shared).mkdir(exist_ok=True)
         if not (test_home / shared).is_symlink():
-            (test_home / shared).symlink_to(user_home / shared)
+            (test_home / shared).symlink_to(shared_from / shared)
     os.environ["SBCLAB_HOME"] = str(test_home)
     boards = test_home / "profiles" / "boards"
     boards.mkdir(parents=True, exist_ok=True)
@@ -68,7 +73,8 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(items):
     for item in items:
-        item.add_marker(pytest.mark.integration)
+        if item.path.parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -99,11 +105,86 @@ def no_abandoned_cluster():
 
 
 _before_the_tests: dict[str, frozenset[str]] = {}
+_tests_home: list[Path] = []  # set once, in pytest_configure
 
 
 def leaked() -> dict[str, int]:
-    """What of sbclab's is on the host now that was not there before the tests began."""
-    return nodes.leftovers_on_host(besides=_before_the_tests)
+    """What of sbclab's is on the host now that was not there before the tests began, besides what the
+    other parallel worker's clusters hold."""
+    others = _other_workers_clusters()
+    found = nodes.resources_on_host()
+    # A record is written before what it records, so a cluster started while we looked is known by now.
+    for home, names in _other_workers_clusters().items():
+        others.setdefault(home, set()).update(names)
+    return {kind: len({r for r in items - _before_the_tests.get(kind, frozenset()) if not _of_another_worker(kind, r, others)})
+            for kind, items in found.items()}
+
+
+def _other_workers_clusters() -> dict[Path, set[str]]:
+    """The clusters recorded in the other parallel workers' homes (none when the tests run one at a time)."""
+    me = paths.home()
+    if me.parent != _tests_home[0]:
+        return {}
+    return {home: {d.name for d in (home / "clusters").glob("*")} for home in _worker_homes() if home != me}
+
+
+def _worker_homes() -> list[Path]:
+    return sorted(p for p in _tests_home[0].glob("gw*") if p.is_dir())
+
+
+def _of_another_worker(kind: str, resource: str, others: dict[Path, set[str]]) -> bool:
+    """Whether a resource is one of another worker's clusters', by the names sbclab gives them (mounts,
+    loop devices and processes are only looked for under this worker's own home)."""
+    names = set().union(*others.values())
+    base = Path(resource).name
+    if kind in ("namespaces", "containers"):
+        return any(base.startswith(f"sbclab-{name}-") for name in names)
+    if kind == "links":
+        return any(base.startswith(f"sb-{name}-") for name in names)
+    if kind == "cgroups":
+        # sbclab's own group holds every cluster's: its files are there while any cluster is.
+        return base in names or (bool(names) and not Path(resource).is_dir())
+    if kind == "dirty_limits":
+        try:
+            backing = Path(f"/sys/dev/block/{resource}/loop/backing_file").read_text().strip()
+        except OSError:
+            return False
+        return any(backing.startswith(f"{home}/") for home in others)
+    return False
+
+
+def _everything_of_the_tests() -> dict[str, frozenset[str]]:
+    """sbclab's resources on the host under the tests' home and every worker's (the parallel run's own check)."""
+    found: dict[str, set[str]] = {}
+    for home in [_tests_home[0], *_worker_homes()]:
+        os.environ["SBCLAB_HOME"] = str(home)
+        try:
+            for kind, items in nodes.resources_on_host().items():
+                found.setdefault(kind, set()).update(items)
+        finally:
+            os.environ["SBCLAB_HOME"] = str(_tests_home[0])
+    return {kind: frozenset(items) for kind, items in found.items()}
+
+
+def _runs_workers(config) -> bool:
+    return config.getoption("dist", "no") != "no" and not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session):
+    if _runs_workers(session.config):
+        _before_the_tests.update(_everything_of_the_tests())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """With parallel workers each test checks only what its own worker leaves; once both are done,
+    the host is checked whole."""
+    if not _runs_workers(session.config):
+        return
+    left = {kind: sorted(items - _before_the_tests.get(kind, frozenset()))
+            for kind, items in _everything_of_the_tests().items()}
+    if any(left.values()):
+        print("\nthe tests left on this host:", {kind: items[:3] for kind, items in left.items() if items})
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _backend_of(name: str) -> str | None:
@@ -228,3 +309,4 @@ def not_blank(png) -> bool:
     from matplotlib import image
     pixels = image.imread(png)
     return len({tuple(p) for p in pixels[::7, ::7].reshape(-1, pixels.shape[-1]).tolist()}) > 20
+

@@ -29,7 +29,7 @@ def cluster():
     assert leaked() == NOTHING
     # The 2026 seed's stack: the main job runs here on it, and on the default (current) stack in
     # test_suite.py, which runs every workload there.
-    up = lifecycle.up(mechanics_spec(NAME, stack=versions.FIRST))
+    up = lifecycle.up(mechanics_spec(NAME, stack=versions.FIRST, subnet="10.232.0.0/24"))
     try:
         yield up
     finally:

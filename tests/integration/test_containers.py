@@ -54,7 +54,7 @@ def test_web_capacity_in_a_container(image, tmp_path):
     assert leaked() == NOTHING
     results = ResultsStore(tmp_path / "results")
     try:
-        contained = web_cell("webctr", "10.226.0.0/24", "container", results)
+        contained = web_cell("webctr", "10.234.0.0/24", "container", results)
     finally:
         remove_if_left("webctr")
     assert leaked() == NOTHING
@@ -67,13 +67,14 @@ def test_web_capacity_in_a_container(image, tmp_path):
     assert recorded["image_digest"].startswith("sha256:")
 
 
+@pytest.mark.measurement  # one busy thread timed natively and in the container: alone on the host
 def test_a_containers_processes_are_the_nodes_and_teardown_removes_what_was_left(image):
     """In the node's cgroup, under its virtual cores (one busy thread no faster in the container than
     natively), with its host name; a container left running is removed with the nodes."""
     name = "ctrcpu"
     remove_if_left(name)
     assert leaked() == NOTHING
-    spec = small_spec(name, subnet="10.227.0.0/24", **SHAPE)
+    spec = small_spec(name, subnet="10.235.0.0/24", **SHAPE)
     with nodes.bare(spec) as transport:
         worker = spec.worker_nodes[0]
         runtime = containers.runtime_on(transport, worker)

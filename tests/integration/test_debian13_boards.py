@@ -90,8 +90,9 @@ def trixie_boards(tmp_path_factory):
                                                                          for n in cluster.spec.nodes))
             _write_sshd_config(here, folder, node.address)
             shared = [str(cluster.transport.node_disk(node)), str(folder), str(paths.cache_dir())]
-            argv = ["unshare", "--mount", "--", "sh", "-c", CHROOTED_SSHD, str(root), str(here / "hosts"),
-                    str(here / "sshd_config"), *shared]
+            # As a slave: another cluster's disks, mounted when it began, are unmounted here too when that cluster goes.
+            argv = ["unshare", "--mount", "--propagation", "slave", "--", "sh", "-c", CHROOTED_SSHD, str(root),
+                    str(here / "hosts"), str(here / "sshd_config"), *shared]
             _start_sshd(cluster, servers, node, argv, here / "sshd.log")
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)

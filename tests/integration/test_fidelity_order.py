@@ -11,7 +11,9 @@ from sbclab.cluster import calibration, cgroups, nodes, spec, tools
 
 from .conftest import NOTHING, leaked
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="shaping needs the emulated backend (root)")
+# What these tests assert is what an emulated node measures: make test runs them alone on the host.
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="shaping needs the emulated backend (root)"),
+              pytest.mark.measurement]
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,9 @@ from sbclab.results.store import ResultsStore
 
 from .conftest import OVERSUBSCRIBED, measure, module_cluster
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)")
+# What these tests assert is what an emulated node measures: make test runs them alone on the host.
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)"),
+              pytest.mark.measurement]
 
 NAME = "mon"
 SETTINGS = MonitorSettings(hz=2, margin_s=1, idle_baseline_s=3)

@@ -16,7 +16,9 @@ from sbclab.workloads import web
 
 from .conftest import NOTHING, leaked, remove_if_left, runner, small_spec
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota, link, disk) needs the emulated backend")
+# What these tests assert is what an emulated node measures: make test runs them alone on the host.
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota, link, disk) needs the emulated backend"),
+              pytest.mark.measurement]
 
 NAME = "inode"
 SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0)

@@ -65,8 +65,9 @@ def boards(tmp_path_factory):
             others = "".join(f"{n.address} {n.name}\n" for n in cluster.spec.nodes if n.name != node.name)
             (here / "hosts").write_text(f"127.0.0.1 localhost\n{own} {node.name}\n{others}")
             _write_sshd_config(here, folder, node.address)
-            # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it.
-            argv = ["unshare", "--mount", "--", "sh", "-c",
+            # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it. As a slave:
+            # another cluster's disks, mounted when it began, are unmounted here too when that cluster goes.
+            argv = ["unshare", "--mount", "--propagation", "slave", "--", "sh", "-c",
                     'mount --bind "$0" /etc/hosts && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1"',
                     str(here / "hosts"), str(here / "sshd_config")]
             _start_sshd(cluster, servers, node, argv, here / "sshd.log")

@@ -3,7 +3,8 @@ validated; an experiment killed with SIGKILL and resumed; impossible and failing
 
 The cluster uses the processes backend: the same daemons, jobs, validation and stores as an
 emulated one, without the CPU quotas that make sixteen jobs take most of an hour on a 2-core
-host. The emulated backend runs the first slice's jobs in test_cluster.py.
+host (and it is the backend of hosts without root, so its own checks are here too). The emulated
+backend runs the first slice's jobs in test_cluster.py.
 """
 
 import signal
@@ -22,10 +23,10 @@ from sbclab.errors import SbclabError
 from sbclab.experiments import model, orchestrator, plan
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
-from sbclab.stack import distribution
+from sbclab.stack import config, distribution, lifecycle
 from sbclab.workloads import inputs
 
-from .conftest import measure, module_cluster, runner
+from .conftest import host_addresses, listening_sockets, measure, module_cluster, reachable, runner
 
 NAME = "suite"
 SIZE = 4 * 10**6
@@ -43,6 +44,24 @@ def cluster():
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     return ResultsStore(tmp_path_factory.mktemp("suite") / "results")
+
+
+def test_the_processes_backend_serves_each_node_on_loopback_only(cluster):
+    """The processes backend (no root needed, no shaping) serves each node on 127.0.0.1 at ports of its own,
+    out of reach of this host's other addresses."""
+    report = lifecycle.status(cluster)
+    assert len(report["datanodes"]) == 2 and len(report["yarn_nodes"]) == 2
+    shuffle_ports = {config.port(cluster.spec, n, "shuffle") for n in cluster.spec.nodes}
+    for node, sockets in listening_sockets(cluster).items():
+        assert sockets, node
+        for sock in sockets:
+            ip, port = sock.rsplit(":", 1)
+            # Hadoop's ShuffleHandler has no bind-address setting; everything else stays on loopback.
+            assert ip == "127.0.0.1" or int(port) in shuffle_ports, f"{node}: {sock}"
+    for address in host_addresses():
+        if not address.startswith("127."):
+            assert not reachable(address, config.PORTS["namenode_http"]), address
+    assert reachable("127.0.0.1", config.PORTS["namenode_http"])
 
 
 # The big-data workloads on both engines; the concurrent mix has its own test, node benchmarks theirs

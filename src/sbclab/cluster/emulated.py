@@ -104,6 +104,7 @@ class EmulatedTransport(LocalTransport):
 
     def create_nodes(self) -> None:
         self._preflight()
+        self._share_disk_mounts()
         self._enable_delay_accounting()
         self._create_bridge()
         for node in self.spec.nodes:
@@ -215,6 +216,18 @@ class EmulatedTransport(LocalTransport):
         self.state.record("process", node="host", pid=proc.pid, create_time=psutil.Process(proc.pid).create_time(),
                           label=label)
         return proc
+
+    def _share_disk_mounts(self) -> None:
+        """The nodes' folder as a shared mount of its own, so that a node's disk, once unmounted here, is
+        unmounted in every copy of this host's mounts too. `ip netns exec` gives each process it starts
+        such a copy (as slaves of this one); under a private parent, a copy made while this cluster's
+        disks were mounted (by another cluster's process) held them and their loop devices until that
+        process ended."""
+        folder = self.state.root / "nodes"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.state.record("mount", path=str(folder))
+        system.run("mount", "--bind", str(folder), str(folder))
+        system.run("mount", "--make-shared", str(folder))
 
     def _create_disk(self, node: NodeSpec) -> None:
         image = self.node_dir(node) / "disk.img"
@@ -385,7 +398,7 @@ class EmulatedTransport(LocalTransport):
             return entry.get("previous") is None or dirty.restore(entry["device"], entry["previous"])
         if kind == "mount":
             path = entry["path"]
-            if not os.path.ismount(path):
+            if not _mount_point(path):
                 return True
             return system.quietly("umount", path) or system.quietly("umount", "-l", path)
         if kind == "loop":
@@ -396,8 +409,9 @@ class EmulatedTransport(LocalTransport):
             listed = system.run("losetup", "-j", entry["image"], check=False).stdout
             for line in listed.splitlines():
                 system.quietly("losetup", "-d", line.split(":")[0])
-            # A detach is deferred while something (udev, another losetup) still holds the device open.
-            deadline = time.monotonic() + 5
+            # A detach is deferred while something (udev, another losetup, the last process of a lazily
+            # unmounted disk) still holds the device open; on a busy host that has taken over 5 s.
+            deadline = time.monotonic() + 30
             while system.run("losetup", "-j", entry["image"], check=False).stdout.strip():
                 if time.monotonic() > deadline:
                     return False
@@ -432,3 +446,10 @@ class EmulatedTransport(LocalTransport):
         if kind == "process":
             return True
         return True
+
+
+def _mount_point(path: str) -> bool:
+    """Whether something is mounted at path (a bind of a folder onto itself included, which
+    os.path.ismount cannot tell: same device on both sides)."""
+    escaped = path.replace("\\", "\\134").replace(" ", "\\040")
+    return any(line.split()[4] == escaped for line in Path("/proc/self/mountinfo").read_text().splitlines())
