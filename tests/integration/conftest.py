@@ -8,12 +8,15 @@ import os
 import shutil
 import socket
 import subprocess
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
 import pytest
+import requests
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from sbclab import paths
 from sbclab import workloads as registry
@@ -310,3 +313,38 @@ def not_blank(png) -> bool:
     pixels = image.imread(png)
     return len({tuple(p) for p in pixels[::7, ::7].reshape(-1, pixels.shape[-1]).tolist()}) > 20
 
+
+@contextmanager
+def scraping(url: str, wanted: str):
+    """Prometheus text read from url every half second while the block runs; yields the list that gets
+    every scrape holding the metric family `wanted`, parsed by prometheus_client's own parser."""
+    found: list[dict] = []
+    done = threading.Event()
+
+    def scrape():
+        while not done.is_set():
+            try:
+                families = {f.name: f.samples for f in text_string_to_metric_families(requests.get(url, timeout=5).text)}
+            except (requests.RequestException, ValueError):
+                families = {}
+            if wanted in families:
+                found.append(families)
+            done.wait(0.5)
+
+    thread = threading.Thread(target=scrape, daemon=True)
+    thread.start()
+    try:
+        yield found
+    finally:
+        done.set()
+        thread.join()
+
+
+def prometheus_families(url: str) -> dict[str, list]:
+    return {f.name: f.samples for f in text_string_to_metric_families(requests.get(url, timeout=10).text)}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

@@ -11,14 +11,15 @@ from selenium.webdriver.common.by import By
 
 from sbclab import paths
 from sbclab.cluster import cgroups, nodes
+from sbclab.monitor.settings import MonitorSettings
 from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
 from sbclab.results.store import ResultsStore
 from sbclab.stack import config, lifecycle, sizing, versions
 from sbclab.workloads import inputs, terasort
 
-from .conftest import NOTHING, leaked, chromium, host_addresses, listening_sockets, measure, not_blank, reachable, \
-    mechanics_spec, remove_if_left, runner
+from .conftest import NOTHING, leaked, chromium, free_port, host_addresses, listening_sockets, measure, not_blank, \
+    prometheus_families, reachable, mechanics_spec, remove_if_left, runner, scraping
 
 NAME = "itest"
 
@@ -82,13 +83,34 @@ def first_slice(cluster, tmp_path_factory):
     """TeraGen, TeraSort and Spark Pi, stored (and sampled, as every run is)."""
     store = ResultsStore(tmp_path_factory.mktemp("first-slice") / "results")
     sort = measure(cluster, store, "terasort", "hadoop", size_bytes=5 * 10**6)
-    estimate = measure(cluster, store, "pi", "spark", {"maps": 4, "samples_per_map": 5000})
-    return store, store.runs_matching({sort.parameters["input_run_id"]})[0], sort, estimate
+    # Spark Pi is also served to Prometheus while it runs, and scraped.
+    address = f"127.0.0.1:{free_port()}"
+    with scraping(f"http://{address}/metrics", "sbclab_node_cpu_percent") as scraped:
+        estimate = measure(cluster, store, "pi", "spark", {"maps": 4, "samples_per_map": 5000},
+                           monitor=MonitorSettings(prometheus=address))
+    return store, store.runs_matching({sort.parameters["input_run_id"]})[0], sort, estimate, scraped
+
+
+def test_a_run_in_progress_is_served_to_prometheus_and_hadoops_daemons_serve_their_own(cluster, first_slice):
+    """While a run goes on, sbclab's endpoint has every node's newest interval and the run's marks (read by
+    prometheus_client's parser); the NameNode and the ResourceManager serve their own metrics at /prom."""
+    *_, estimate, scraped = first_slice
+    assert scraped, "scraped while Spark Pi ran"
+    last = scraped[-1]
+    assert {s.labels["node"] for s in last["sbclab_node_cpu_percent"]} == {n.name for n in cluster.spec.nodes}
+    assert {s.labels["run_id"] for s in last["sbclab_run_info"]} == {estimate.run_id}
+    assert any(s.labels["mark"].startswith("start ") for s in last["sbclab_run_mark_timestamp_seconds"])
+    assert {s.labels["node"] for s in last["sbclab_node_power_watts"]} == {n.name for n in cluster.spec.nodes}
+    master = cluster.spec.master
+    for daemon in ("namenode_http", "rm_http"):
+        served = prometheus_families(f"http://{config.web_host(cluster.spec, master)}:"
+                                     f"{config.port(cluster.spec, master, daemon)}/prom")
+        assert any(name.startswith("jvm_metrics") for name in served), (daemon, sorted(served)[:5])
 
 
 def test_terasort_and_spark_pi_end_to_end(cluster, first_slice):
     """TeraGen, TeraSort and Spark Pi run, validate and are stored with counters, versions, scale and logs, in order."""
-    store, gen, sort, estimate = first_slice
+    store, gen, sort, estimate, _ = first_slice
 
     assert gen.valid and sort.parameters["input_run_id"] == gen.run_id
     assert gen.result["rows"] == 50_000 and gen.result["checksum"]

@@ -13,9 +13,10 @@ from sbclab import workloads
 from sbclab.cluster import cgroups, spec as cluster_spec
 from sbclab.experiments.orchestrator import cluster_for
 from sbclab.results.store import ResultsStore
-from sbclab.stack import lifecycle, sizing
+from sbclab.stack import config, lifecycle, sizing
 
-from .conftest import NOTHING, OVERSUBSCRIBED, leaked, measure, module_cluster, remove_if_left, runner
+from .conftest import NOTHING, OVERSUBSCRIBED, leaked, measure, module_cluster, prometheus_families, remove_if_left, \
+    runner
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a node's memory limit needs the emulated backend (root)")
 
@@ -82,6 +83,11 @@ def test_spark_standalone_on_two_1gb_boards_runs_wordcount_in_java_and_python(tm
         status = lifecycle.status(up)
         assert [w["state"] for w in status["spark_workers"]] == ["ALIVE", "ALIVE"] and not status["yarn_nodes"]
         assert {row["daemon"] for row in status["addresses"]} == {"NameNode", "DataNode", "Spark master", "Spark worker"}
+        # Spark's own metrics for Prometheus, on the master's web UI.
+        master = up.spec.master
+        served = prometheus_families(f"http://{config.web_host(up.spec, master)}:"
+                                     f"{config.port(up.spec, master, 'spark_master_http')}/metrics/prometheus")
+        assert any("master" in name and "aliveWorkers" in name for name in served), sorted(served)[:5]
         store = tmp_path / "results"
         count = measure(up, store, "wordcount", "spark", size_bytes=4 * 10**6)
         in_python = measure(up, store, "wordcount-py", "spark", size_bytes=4 * 10**6)

@@ -142,9 +142,12 @@ class Monitoring:
     no_sampling: bool
     idle_baseline: float | None
     power_file: Path | None
+    prometheus: str | None
 
     def settings(self, base: dict | None = None) -> MonitorSettings:
         raw = dict(base or {})
+        if self.prometheus:
+            raw["prometheus"] = self.prometheus
         if self.sample_hz is not None:
             raw["hz"] = self.sample_hz
         if self.no_sampling:
@@ -180,6 +183,9 @@ monitor_options = bundle(Monitoring, [
                  help="Seconds of idle sampling before the runs, for energy above idle (default 10; 0 skips)."),
     click.option("--power-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
                  help="YAML: node name (or 'default') -> power source, e.g. {default: {source: rapl}}."),
+    click.option("--prometheus", metavar="HOST:PORT", default=None,
+                 help="Serve the run in progress as Prometheus metrics there (e.g. 127.0.0.1:9464; "
+                      "examples/grafana has a dashboard)."),
 ], "monitoring")
 
 

@@ -173,3 +173,14 @@ class BoardSampler:
 
     def samples_file(self) -> Path:
         return self.local_out
+
+    def newest_lines(self) -> list[str]:
+        """The board's file's header and last few lines, over the board's SSH connection."""
+        if not self.running():
+            return []
+        try:
+            done = self.transport.connection(self.node).shell('head -n 1 "$1"; tail -n 3 "$1"', [str(self.remote_out)],
+                                                             timeout_s=10)
+        except SbclabError:
+            return []
+        return done.stdout.splitlines() if done.status == 0 else []

@@ -28,6 +28,10 @@ def _lines(path: Path) -> int:
         return 0
 
 
+# Enough for the last three samples of a node with many sensors.
+TAIL_BYTES = 16384
+
+
 class LocalSampler:
 
     def __init__(self, transport: LocalTransport, name: str, node: NodeSpec, target: dict, run_id: str,
@@ -96,6 +100,17 @@ class LocalSampler:
 
     def samples_file(self) -> Path:
         return self.out
+
+    def newest_lines(self) -> list[str]:
+        """The file's header and its last few lines, for a scrape while the run goes on."""
+        try:
+            with open(self.out, "rb") as f:
+                first = f.readline()
+                f.seek(max(0, f.seek(0, os.SEEK_END) - TAIL_BYTES))
+                tail = f.read().splitlines()[-3:]
+        except OSError:
+            return []
+        return [line.decode(errors="replace") for line in (first, *tail)]
 
 
 def _cpu_share(proc: subprocess.Popen | None) -> float | None:

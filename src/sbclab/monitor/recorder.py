@@ -23,7 +23,7 @@ import requests
 from ..cluster import nodeops
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import sampling
+from . import exporter, sampling
 from .power import Poller
 from .settings import CLUSTER_METER, MonitorSettings
 
@@ -85,6 +85,7 @@ class Recorder:
         self.pollers: dict[str, Poller] = {}
         self.power_notes: dict[str, str] = {}
         self.offsets: dict = {}
+        self.metrics: exporter.RunMetrics | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -114,6 +115,9 @@ class Recorder:
             raise failed[0]
         self._datanode_snapshot("start")
         self._wait_for_first_samples()
+        if self.settings.prometheus:
+            self.metrics = exporter.serve(self.settings.prometheus)
+            self.metrics.watch(self)
         time.sleep(self.settings.margin_s)
 
     def _wait_for_first_samples(self, timeout_s: float = 20) -> None:
@@ -129,6 +133,7 @@ class Recorder:
 
     def stop(self) -> RawRecording:
         time.sleep(self.settings.margin_s)
+        self._unwatched()
         cost = _each(self.samplers, _stop)
         power = {}
         for poller in self.pollers.values():
@@ -156,9 +161,14 @@ class Recorder:
 
     def abandon(self) -> None:
         """Stop everything without collecting (the run failed in a way that stores nothing)."""
+        self._unwatched()
         _each(self.samplers, lambda s: s.handle.stop())
         for poller in self.pollers.values():
             poller.stop()
+
+    def _unwatched(self) -> None:
+        if self.metrics is not None:
+            self.metrics.unwatch(self)
 
     # --- marks ----------------------------------------------------------------------------
 

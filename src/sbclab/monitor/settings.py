@@ -82,6 +82,8 @@ class MonitorSettings(BaseModel):
     idle_baseline_s: float = Field(10.0, ge=0, le=3600, description="idle sampling before a suite; 0 skips it")
     power: dict[str, PowerSpec] = Field(default_factory=dict,
                                         description="'default', a node name or 'cluster' (one meter for all) -> source")
+    prometheus: str | None = Field(None, pattern=r"^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):[0-9]{1,5}$",
+                                   description="HOST:PORT to serve the run in progress as Prometheus metrics on")
 
     @model_validator(mode="after")
     def _cluster_meter_is_read_here(self):
@@ -89,6 +91,12 @@ class MonitorSettings(BaseModel):
         if meter is not None and (meter.source == FALLBACK or meter.node_side() is not None):
             raise ValueError(f"the '{CLUSTER_METER}' meter measures every node at once, so it must be read by this "
                              f"host (http-plug or csv), not '{meter.source}'")
+        return self
+
+    @model_validator(mode="after")
+    def _prometheus_port_exists(self):
+        if self.prometheus and not 0 < int(self.prometheus.rpartition(":")[2]) < 65536:
+            raise ValueError(f"{self.prometheus}: a port is 1-65535")
         return self
 
     def power_for(self, node: str) -> PowerSpec:

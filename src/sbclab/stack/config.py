@@ -82,6 +82,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         "core-site": {
             "fs.defaultFS": f"hdfs://{master}:{PORTS['namenode_rpc']}",
             "hadoop.tmp.dir": str(layout.disk / "tmp"),
+            # Every daemon's metrics at /prom on its web port, for Prometheus (docs/measurements.md).
+            "hadoop.prometheus.endpoint.enabled": "true",
         },
         "hdfs-site": {
             "dfs.namenode.rpc-address": f"{master}:{PORTS['namenode_rpc']}",
@@ -155,6 +157,11 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             # Spark's History Server (`sbclab cluster ui` starts it on the master) reads the same event logs.
             "spark.history.fs.logDirectory": f"file://{layout.spark_events}",
             "spark.history.ui.port": str(port(spec, spec.master, "spark_history_http")),
+            # Prometheus: executors' metrics on the driver's UI (/metrics/executors/prometheus), and every
+            # Spark daemon's and driver's own metrics at /metrics/prometheus on its web UI.
+            "spark.ui.prometheus.enabled": "true",
+            "spark.metrics.conf.*.sink.prometheusServlet.class": "org.apache.spark.metrics.sink.PrometheusServlet",
+            "spark.metrics.conf.*.sink.prometheusServlet.path": "/metrics/prometheus",
             # Where a Python job's executors find PySpark (YARN adds the same; a standalone Worker does not).
             "spark.executorEnv.PYTHONPATH": ":".join(str(archive) for archive in dist.pyspark_archives),
             **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),
