@@ -67,4 +67,4 @@ bench: setup
 	$(BIN)/python bench/generator.py
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info java/jobs/target
+	rm -rf $(VENV) build src/*.egg-info dist src/sbclab/java/jobs/target

@@ -32,12 +32,14 @@ from .versions import StackVersions
 
 
 def java_dir() -> Path:
-    """The project's Maven modules (the repository's java/ folder)."""
+    """sbclab's Maven modules, shipped in the package (a wheel holds them too): what to fetch of Hadoop and
+    Spark, and the jobs' sources, which `stack fetch` builds into the cache."""
     override = os.environ.get("SBCLAB_JAVA_DIR")
-    here = Path(override) if override else Path(__file__).resolve().parents[3] / "java"
+    here = Path(override) if override else Path(__file__).resolve().parent.parent / "java"
     if not (here / "dist" / "hadoop" / "pom.xml").exists():
         raise SbclabError(f"sbclab's Maven modules are not at {here}.",
-                          "Run sbclab from its source checkout (pip install -e .) or set SBCLAB_JAVA_DIR.")
+                          "Reinstall sbclab (pip install sbclab-*.whl, or pip install -e . in a checkout), "
+                          "or set SBCLAB_JAVA_DIR to a copy of its java folder.")
     return here
 
 
