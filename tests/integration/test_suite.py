@@ -212,8 +212,9 @@ def _sbclab(*args: str, stdin: str | None = None, env: dict | None = None) -> su
 
 def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
     """`sbclab exec master -- …` puts the stack's commands on the PATH: hdfs dfs -put/-cat round-trips, spark-submit
-    runs the jobs jar and a user's PySpark script on YARN, pyspark's shell has `sc`; `sbclab env` does the same for
-    this host's shell; a cluster that is not up is refused with the command that brings one up."""
+    runs the jobs jar and a user's PySpark script on YARN, spark-sql answers statements, pyspark's shell has `sc`;
+    `sbclab env` does the same for this host's shell; a cluster that is not up is refused with the command that brings
+    one up."""
     local = tmp_path / "words.txt"
     local.write_text("one two two\nthree three three\n")
     on_master = ("exec", "master", "--name", NAME, "--")
@@ -234,6 +235,15 @@ def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
                       "spark.stop()\n")
     mine = _sbclab(*on_master, "spark-submit", str(script))
     assert mine.returncode == 0 and "DISTINCT 3 ALL 6" in mine.stdout, mine.stderr[-2000:]
+
+    # spark-sql: statements from -e, then from a piped prompt; a bad statement is Spark's one-line refusal.
+    query = ("CREATE TEMPORARY VIEW lines USING text OPTIONS (path '/tmp/words.txt'); "
+             "SELECT word, count(*) FROM lines LATERAL VIEW explode(split(value, ' ')) AS word GROUP BY word ORDER BY word")
+    sql = _sbclab(*on_master, "spark-sql", "--conf", "spark.sql.shuffle.partitions=2", "-e", query)
+    assert sql.returncode == 0 and sql.stdout.splitlines() == ["one\t1", "three\t3", "two\t2"], sql.stderr[-2000:]
+    assert "Fetched 3 row(s)" in sql.stderr
+    typed = _sbclab(*on_master, "spark-sql", stdin="SELECT 6 *\n7;\nSELECT nope FROM nowhere;\nexit;\n")
+    assert typed.returncode == 0 and typed.stdout.strip() == "42" and "Error in query" in typed.stderr, typed.stderr[-2000:]
 
     # Python reads a piped stdin as a script and skips the shell's start-up file (what a terminal would run first).
     shell = _sbclab(*on_master, "pyspark", stdin="import os; exec(open(os.environ['PYTHONSTARTUP']).read())\n"

@@ -1,5 +1,5 @@
-"""The stack's standard commands on a node: `hadoop`, `hdfs`, `yarn`, `mapred`, `spark-submit` and
-`pyspark`, as thin launchers of the assembled distribution (a Maven-assembled stack has no bin/).
+"""The stack's standard commands on a node: `hadoop`, `hdfs`, `yarn`, `mapred`, `spark-submit`, `pyspark`
+and `spark-sql`, as thin launchers of the assembled distribution (a Maven-assembled stack has no bin/).
 
 Each launcher is a small shell script in the node's `bin` folder that starts the same Java command
 line sbclab itself runs on that node (its Java, JVM flags, configuration folder and classpath), so a
@@ -8,8 +8,10 @@ need; anything else is taken as a class name, as the Apache scripts do. Spark's 
 own launcher library for the command line through the distribution's bin/spark-submit, which
 PySpark's driver also starts its JVM with.
 
-Not here: `spark-shell` and `spark-sql`, whose REPL and Hive CLI jars (spark-repl, spark-hive-thriftserver)
-are not part of the assembled stack; `spark-submit` and `pyspark` cover running and exploring.
+Spark's own `spark-sql` is a Hive CLI (spark-hive-thriftserver, which Maven Central here does not
+serve): this one runs sbclab's SqlShell (the jobs jar) through spark-submit, with Spark's in-memory
+catalog. Not here: `spark-shell`, whose REPL (spark-repl) Maven serves for Scala 2.12 but not for the
+`current` stack's Scala 2.13; `pyspark` and `spark-sql` cover exploring.
 """
 
 import shlex
@@ -20,7 +22,7 @@ from ..cluster.spec import NodeSpec
 from . import config, distribution
 from .daemons import Stack
 
-COMMANDS = ("hadoop", "hdfs", "yarn", "mapred", "spark-submit", "pyspark")
+COMMANDS = ("hadoop", "hdfs", "yarn", "mapred", "spark-submit", "pyspark", "spark-sql")
 ENV_FILE = "sbclab-env.sh"
 PYSPARK_STARTUP = "pyspark-shell.py"
 
@@ -101,6 +103,28 @@ exec "$(dirname "$0")/spark-submit" pyspark-shell-main --name PySparkShell "$@"
 """
 
 
+# spark-submit's options a spark-sql user may give; everything else is SqlShell's (-e, -f).
+SUBMIT_OPTIONS = ("--conf", "--master", "--name", "--queue", "--driver-memory", "--executor-memory", "--executor-cores",
+                  "--num-executors", "--jars", "--files")
+
+
+def _spark_sql_script(stack: Stack) -> str:
+    return f"""#!/usr/bin/env bash
+# spark-sql for sbclab cluster {stack.spec.name}: Spark SQL statements (-e, -f, or a prompt) through spark-submit,
+# answered by sbclab's SqlShell with Spark's in-memory catalog (tables and views last for the session).
+. "$(dirname "$0")/{ENV_FILE}"
+submit=(); shell=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    {'|'.join(SUBMIT_OPTIONS)}) submit+=("$1" "$2"); shift 2;;
+    *) shell+=("$1"); shift;;
+  esac
+done
+exec "$(dirname "$0")/spark-submit" --class org.sbclab.jobs.SqlShell --name spark-sql "${{submit[@]}}" \
+  {shlex.quote(str(stack.dist.jobs_jar))} "${{shell[@]}}"
+"""
+
+
 def _pyspark_startup(stack: Stack, local_spark_home: Path) -> str:
     """pyspark/shell.py of the stack's PySpark, read from this host's copy of its archive."""
     with zipfile.ZipFile(local_spark_home / "python" / "lib" / "pyspark.zip") as archive:
@@ -114,6 +138,7 @@ def install(stack: Stack, node: NodeSpec) -> Path:
     files = {command: _hadoop_script(stack, node, command) for command in HADOOP_TOOLS}
     files["spark-submit"] = _spark_submit_script(stack)
     files["pyspark"] = _pyspark_script(stack)
+    files["spark-sql"] = _spark_sql_script(stack)
     files[PYSPARK_STARTUP] = _pyspark_startup(stack, local_spark_home)
     files[ENV_FILE] = (f"# The environment of sbclab cluster {stack.spec.name}'s commands on {node.name}.\n"
                        + _exports(environment(stack, node)) + f'case ":$PATH:" in *":{folder}:"*) ;; '
