@@ -262,7 +262,7 @@ board_options = bundle(Boards, [
     click.option("--expose-web-uis", is_flag=True,
                  help="Let the web UIs and REST APIs listen on the boards' inventory addresses instead of their "
                       "loopback. Anyone who reaches those addresses can then run code on the cluster through "
-                      "YARN's REST API: only on a network of your own (README, 'Real boards')."),
+                      "YARN's REST API: only on a network of your own (docs/boards.md)."),
     click.option("--jdk", type=click.Path(exists=True, path_type=Path), default=None,
                  help="A JDK on this host (folder or .tar.gz/.tar.xz) for boards that have no Java the stack runs on "
                       "and whose distribution packages none (a Debian 13 board and the lee-park-2026 stack): copied "
