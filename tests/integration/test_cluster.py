@@ -4,7 +4,10 @@ The cluster's boards have one core (conftest.MECHANICS_BOARD): what is checked h
 does; what it measures is test_monitoring.py's."""
 
 import json
+import subprocess
+import sys
 
+import psutil
 import pytest
 
 from selenium.webdriver.common.by import By
@@ -70,11 +73,17 @@ def test_daemons_listen_on_node_addresses_only(cluster):
 
 
 def test_daemons_are_not_reachable_on_the_hosts_other_addresses(cluster):
-    """No daemon of the cluster answers on the host's own addresses: the nodes' network is private."""
+    """No daemon of the cluster answers on the host's own addresses: the nodes' network is private. (Another
+    cluster may: the processes backend's serves on this host's loopback, and make test runs one beside this.)"""
     ports = [config.PORTS[p] for p in ("namenode_rpc", "namenode_http", "rm_http", "jhs_http", "datanode", "nm_http")]
+    ours = {proc.pid for proc in cluster.transport.live_processes()}
     for address in host_addresses():
         for port in ports:
-            assert not reachable(address, port), f"{address}:{port} answers"
+            if reachable(address, port):
+                # Sockets of this host's own network namespace, with their owners: none may be this cluster's.
+                owners = {c.pid for c in psutil.net_connections("tcp")
+                          if c.status == psutil.CONN_LISTEN and c.laddr.port == port}
+                assert owners and not owners & ours, f"{address}:{port} answers, served by {owners & ours}"
     assert reachable(cluster.spec.master.address, config.PORTS["namenode_http"])
 
 
@@ -163,6 +172,15 @@ def test_the_report_of_these_runs_in_a_real_browser(first_slice, tmp_path):
     assert shown == {run_id: f"{t:,.2f}" for run_id, t in stored.items()}
     assert "emulated" in text.lower() if report.emulated else True
     assert "Warnings" in text and "Bottlenecks" in text
+
+
+def test_spark_shell_on_the_2026_stack_runs_scala_on_the_cluster(cluster):
+    """The lee-park-2026 stack has Spark's REPL: `spark-shell` through `sbclab exec` evaluates Scala with `sc`
+    on YARN's executors (a closure the REPL compiled, fetched by the executors from the driver)."""
+    done = subprocess.run([sys.executable, "-m", "sbclab.cli", "exec", "master", "--name", NAME, "--", "spark-shell"],
+                          input="println(\"SUM \" + sc.parallelize(1 to 100, 2).map(_ * 2).sum.toLong)\n:quit\n",
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "SUM 10100" in done.stdout, (done.stdout[-1500:], done.stderr[-2000:])
 
 
 def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):

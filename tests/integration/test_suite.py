@@ -245,6 +245,11 @@ def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
     typed = _sbclab(*on_master, "spark-sql", stdin="SELECT 6 *\n7;\nSELECT nope FROM nowhere;\nexit;\n")
     assert typed.returncode == 0 and typed.stdout.strip() == "42" and "Error in query" in typed.stderr, typed.stderr[-2000:]
 
+    # The current stack has no Spark REPL to give (test_cluster.py runs spark-shell on lee-park-2026).
+    no_repl = _sbclab(*on_master, "spark-shell")
+    assert no_repl.returncode == 1 and "spark-shell is not in the current stack" in no_repl.stderr
+    assert "pyspark or spark-sql" in no_repl.stderr
+
     # Python reads a piped stdin as a script and skips the shell's start-up file (what a terminal would run first).
     shell = _sbclab(*on_master, "pyspark", stdin="import os; exec(open(os.environ['PYTHONSTARTUP']).read())\n"
                                                  "print('WORDS', sc.textFile('/tmp/words.txt').count())\n")

@@ -232,13 +232,13 @@ def fetch(stack_name: str = stacks.DEFAULT, refresh: bool = False) -> Distributi
     stack = stacks.get(stack_name)
     hadoop_home, spark_home = _homes(stack)
     wanted = [
-        ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}, None, "MANIFEST.json"),
+        ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}, None, ["MANIFEST.json"]),
         ("spark", java_dir() / "dist" / "spark" / "pom.xml", spark_home, "jars",
          {"RELEASE": f"Spark {stack.spark} (Scala {stack.scala}) assembled by sbclab from Maven Central and PyPI\n"},
-         _finish_spark, "bin/spark-submit"),
+         _finish_spark, ["bin/spark-submit", *([] if stack.no_repl else [f"jars/{stack.repl_jar}"])]),
     ]
-    for name, pom, home, subdir, extra, finish, last_part in wanted:
-        if refresh or not (home / "MANIFEST.json").exists() or not (home / last_part).exists():
+    for name, pom, home, subdir, extra, finish, parts in wanted:
+        if refresh or not (home / "MANIFEST.json").exists() or not all((home / part).exists() for part in parts):
             _assemble(stack, name, pom, home, subdir, extra, finish)
     return Distribution(stack, hadoop_home, spark_home, build_jobs(stack, refresh))
 

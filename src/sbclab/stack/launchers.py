@@ -10,8 +10,8 @@ PySpark's driver also starts its JVM with.
 
 Spark's own `spark-sql` is a Hive CLI (spark-hive-thriftserver, which Maven Central here does not
 serve): this one runs sbclab's SqlShell (the jobs jar) through spark-submit, with Spark's in-memory
-catalog. Not here: `spark-shell`, whose REPL (spark-repl) Maven serves for Scala 2.12 but not for the
-`current` stack's Scala 2.13; `pyspark` and `spark-sql` cover exploring.
+catalog. `spark-shell` is Spark's REPL where the stack has it (spark-repl is served for Scala 2.12,
+not for the `current` stack's 2.13): elsewhere it says so and names what to use instead.
 """
 
 import shlex
@@ -22,7 +22,7 @@ from ..cluster.spec import NodeSpec
 from . import config, distribution
 from .daemons import Stack
 
-COMMANDS = ("hadoop", "hdfs", "yarn", "mapred", "spark-submit", "pyspark", "spark-sql")
+COMMANDS = ("hadoop", "hdfs", "yarn", "mapred", "spark-submit", "pyspark", "spark-sql", "spark-shell")
 ENV_FILE = "sbclab-env.sh"
 PYSPARK_STARTUP = "pyspark-shell.py"
 
@@ -125,6 +125,20 @@ exec "$(dirname "$0")/spark-submit" --class org.sbclab.jobs.SqlShell --name spar
 """
 
 
+def _spark_shell_script(stack: Stack) -> str:
+    versions = stack.dist.stack
+    if versions.no_repl:
+        refusal = (f"spark-shell is not in the {versions.name} stack: {versions.no_repl}. Use pyspark or spark-sql, "
+                   f"or a cluster of a stack that has it (sbclab stack list).")
+        return f"#!/bin/sh\necho {shlex.quote(refusal)} >&2\nexit 1\n"
+    return f"""#!/bin/sh
+# spark-shell for sbclab cluster {stack.spec.name}: Spark's REPL with `sc` and `spark`, through spark-submit as
+# Spark's own script starts it.
+. "$(dirname "$0")/{ENV_FILE}"
+exec "$(dirname "$0")/spark-submit" --class org.apache.spark.repl.Main --name "Spark shell" "$@"
+"""
+
+
 def _pyspark_startup(stack: Stack, local_spark_home: Path) -> str:
     """pyspark/shell.py of the stack's PySpark, read from this host's copy of its archive."""
     with zipfile.ZipFile(local_spark_home / "python" / "lib" / "pyspark.zip") as archive:
@@ -139,6 +153,7 @@ def install(stack: Stack, node: NodeSpec) -> Path:
     files["spark-submit"] = _spark_submit_script(stack)
     files["pyspark"] = _pyspark_script(stack)
     files["spark-sql"] = _spark_sql_script(stack)
+    files["spark-shell"] = _spark_shell_script(stack)
     files[PYSPARK_STARTUP] = _pyspark_startup(stack, local_spark_home)
     files[ENV_FILE] = (f"# The environment of sbclab cluster {stack.spec.name}'s commands on {node.name}.\n"
                        + _exports(environment(stack, node)) + f'case ":$PATH:" in *":{folder}:"*) ;; '

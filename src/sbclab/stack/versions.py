@@ -25,6 +25,8 @@ class StackVersions:
     py4j: str = ""
     python: tuple[int, int] = (3, 8)
     unavailable: str | None = None  # why it cannot run here, in one sentence
+    # Why the stack has no spark-shell (Spark's REPL, spark-repl, is not on Maven Central here), or None.
+    no_repl: str | None = None
 
     @property
     def compile_release(self) -> int:
@@ -35,7 +37,11 @@ class StackVersions:
         """What the java/ poms are given to assemble or compile against this stack."""
         return {"hadoop.version": self.hadoop, "spark.version": self.spark, "scala.binary.version": self.scala,
                 "hadoop.client.version": self.spark_hadoop_client, "hadoop.examples.version": self.hadoop,
-                "maven.compiler.release": str(self.compile_release)}
+                "maven.compiler.release": str(self.compile_release), "spark.repl": str(self.no_repl is None).lower()}
+
+    @property
+    def repl_jar(self) -> str:
+        return f"spark-repl_{self.scala}-{self.spark}.jar"
 
     def summary(self) -> dict[str, str]:
         return {"stack": self.name, "hadoop": self.hadoop, "spark": self.spark, "scala": self.scala}
@@ -46,7 +52,8 @@ STACKS = {s.name: s for s in (
                   java=(11, 17), py4j="0.10.9.7", python=(3, 8), description="the 2026 seed's versions (Hadoop 3.3.6, Spark 3.5.0), for reproducing it"),
     StackVersions("current", hadoop="3.4.2", spark="4.2.0", scala="2.13", spark_hadoop_client="3.5.0",
                   java=(17, 21), py4j="0.10.9.9", python=(3, 10), description="the newest Hadoop 3 and Spark 4 that Maven Central holds whole "
-                  "(Hadoop 3.4.3 and 3.5.0 lack their MapReduce examples there)"),
+                  "(Hadoop 3.4.3 and 3.5.0 lack their MapReduce examples there)",
+                  no_repl="Maven Central here serves no spark-repl_2.13 at 4.2.0, Spark's REPL"),
     StackVersions("lee-oh-park-2021", hadoop="3.1.3", spark="2.3.0", scala="2.11", spark_hadoop_client="2.6.5",
                   java=(8,), description="the 2021 seed's versions (Hadoop 3.1.3, Spark 2.3.0)",
                   unavailable="Hadoop 3.1.3 and Spark 2.3.0 run on Java 8 only, which Debian does not package "
