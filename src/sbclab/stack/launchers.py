@@ -135,6 +135,8 @@ def _spark_shell_script(stack: Stack) -> str:
 # spark-shell for sbclab cluster {stack.spec.name}: Spark's REPL with `sc` and `spark`, through spark-submit as
 # Spark's own script starts it.
 . "$(dirname "$0")/{ENV_FILE}"
+# Scala's compiler finds the Scala library on the JVM's class path only when told to.
+export SPARK_SUBMIT_OPTS="${{SPARK_SUBMIT_OPTS:-}} -Dscala.usejavacp=true"
 exec "$(dirname "$0")/spark-submit" --class org.apache.spark.repl.Main --name "Spark shell" "$@"
 """
 
