@@ -122,7 +122,7 @@ public final class SqlShell {
             System.err.printf(Locale.ROOT, "Time taken: %.3f seconds, Fetched %d row(s)%n",
                     (System.nanoTime() - start) / 1e9, rows.size());
             return true;
-        } catch (RuntimeException e) {
+        } catch (Exception e) {  // Spark's AnalysisException is checked, though Scala does not declare it
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
             System.err.println("Error in query: " + message.lines().findFirst().orElse(message));
             return false;
