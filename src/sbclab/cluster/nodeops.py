@@ -6,6 +6,7 @@ host (emulated, processes) share its page cache and /proc/stat, so one of them a
 """
 
 import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import SbclabError
@@ -15,6 +16,9 @@ from .transport import Transport
 # As root, or through sudo without a password (a board's SSH user need not be root).
 _AS_ROOT = 'if [ "$(id -u)" = 0 ]; then as_root=""; else as_root="sudo -n"; fi; '
 _DROP_CACHES = _AS_ROOT + 'sync; echo 3 | $as_root tee /proc/sys/vm/drop_caches >/dev/null'
+# On this host only the cluster's own filesystems are synced first (sync_filesystems): a plain sync would
+# also wait for every other cluster's dirty pages, draining at their nodes' throttled speeds.
+_DROP_CLEAN_PAGES = _AS_ROOT + 'echo 3 | $as_root tee /proc/sys/vm/drop_caches >/dev/null'
 _FSTRIM = _AS_ROOT + 'command -v fstrim >/dev/null && $as_root fstrim "$1"'
 _FSTRIM_VERBOSE = _AS_ROOT + 'command -v fstrim >/dev/null && $as_root fstrim -v "$1"'
 _TRIMMED = re.compile(r"\((\d+) bytes\) trimmed")
@@ -40,7 +44,30 @@ def _succeeded(transport: Transport, node: NodeSpec, argv: list[str], timeout_s:
 
 def drop_caches(transport: Transport) -> bool:
     """Drop every machine's page cache; False where that is not allowed (not root, no sudo)."""
-    return all(_each(machines(transport), lambda n: _succeeded(transport, n, ["sh", "-c", _DROP_CACHES], 600)))
+    script = _DROP_CACHES
+    if transport.shares_host:
+        sync_filesystems(transport)
+        script = _DROP_CLEAN_PAGES
+    return all(_each(machines(transport), lambda n: _succeeded(transport, n, ["sh", "-c", script], 600)))
+
+
+def sync_filesystems(transport: Transport) -> None:
+    """The dirty pages of the filesystems this cluster's nodes write on this host, written out: each
+    emulated node's own (all at once, each draining at its medium's throttled speed, which on a slow
+    card can take minutes after a write-heavy job), or the one holding the processes backend's nodes.
+    Only the cluster's own, so another cluster on the host is neither waited for nor disturbed. Boards
+    sync themselves (board_sampler.py)."""
+    if not transport.shares_host:
+        return
+    folders = ([transport.node_disk(node) for node in transport.spec.nodes] if transport.own_filesystems
+               else [transport.state.root])
+    syncs = [subprocess.Popen(["sync", "-f", str(folder)]) for folder in folders]
+    for proc in syncs:
+        try:
+            proc.wait(timeout=1800)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def fstrim_bytes(transport: Transport) -> dict[str, int]:

@@ -35,13 +35,14 @@ done
 echo $pid
 '''
 
-# The board's dirty pages written first (the device counters at a mark include what the command
-# left in the page cache, as recorder.py does locally), then the mark's text, SIGUSR1, and up to 3 s
-# for the labelled sample (recorder.MARK_WAIT_S): one round trip per board.
+# The dirty pages of the board's data filesystem (where its samples are too) written first, so the device
+# counters at a mark include what the command left in the page cache, as recorder.py does locally (a plain
+# sync where sync has no -f); then the mark's text, SIGUSR1, and up to 3 s for the labelled sample
+# (recorder.MARK_WAIT_S): one round trip per board.
 _MARK = r'''
 pid=$1; out=$2; label=$3; needle=$4
 kill -0 "$pid" 2>/dev/null || exit 3
-sync
+sync -f "$out" 2>/dev/null || sync
 printf '%s' "$label" > "$out.mark"
 kill -USR1 "$pid" 2>/dev/null || exit 3
 i=0

@@ -7,9 +7,9 @@ a board's is driven over SSH (board_sampler.py).
 """
 
 import os
-import subprocess
 from pathlib import Path
 
+from ..cluster import nodeops
 from ..cluster.spec import NodeSpec
 from ..cluster.ssh import SshTransport
 from ..cluster.transport import Transport
@@ -53,20 +53,6 @@ def sampler(transport: Transport, name: str, node: NodeSpec, target: dict, run_i
 
 
 def sync_disks(transport: Transport) -> None:
-    """Every node's dirty pages written to its storage before a mark, so device counters include them.
-
-    All of this host's node filesystems at once (each drains at its own medium's throttled speed,
-    which on a slow card can take minutes after a write-heavy job); a board syncs in its sampler's
-    mark (board_sampler.py), one round trip instead of two."""
-    if not transport.shares_host:
-        return
-    if not transport.own_filesystems:
-        os.sync()
-        return
-    syncs = [subprocess.Popen(["sync", "-f", str(transport.node_disk(node))]) for node in transport.spec.nodes]
-    for proc in syncs:
-        try:
-            proc.wait(timeout=1800)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """Every node's dirty pages written to its storage before a mark, so device counters include them
+    (a board syncs in its sampler's mark, board_sampler.py, one round trip instead of two)."""
+    nodeops.sync_filesystems(transport)
