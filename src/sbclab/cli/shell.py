@@ -32,7 +32,8 @@ def _on_node(name: str, node_name: str, command: str) -> int:
 @NAME
 def shell_command(node, name):
     """An interactive shell on NODE (default: the master): inside its namespaces and cgroup on an emulated
-    cluster, over SSH on boards, with hadoop, hdfs, yarn, mapred, spark-submit and pyspark on the PATH."""
+    cluster, over SSH on boards, with hadoop, hdfs, yarn, mapred, spark-submit, pyspark, spark-sql and
+    spark-shell on the PATH."""
     sys.exit(_on_node(name, node, 'exec "$(command -v bash || echo sh)" -i'))
 
 
