@@ -41,13 +41,16 @@ demo: setup
 # module's cluster; the tests marked `measurement` (what an emulated node measures) then run alone on
 # the host. The host is calibrated first, alone: every cluster's shaping derives from it.
 TEST_WORKERS ?= 2
+# Each worker takes the next module as it finishes one: the longest go first, the unit tests fill the end.
+LONGEST_FIRST := tests/integration/test_suite.py tests/integration/test_ssh_boards.py
 PYTEST := $(BIN)/pytest -v --instafail --durations=25 --timeout=1200
 
 test: setup
 	bash scripts/install-system-deps.sh test
 	$(BIN)/sbclab calibrate
 	status=0; \
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not measurement" tests/unit tests/integration || status=$$?; \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile -m "not measurement" $(LONGEST_FIRST) tests/integration tests/unit \
+		|| status=$$?; \
 	$(PYTEST) -m measurement tests/integration || status=$$?; \
 	exit $$status
 
