@@ -120,8 +120,9 @@ while [ $# -gt 0 ]; do
     *) shell+=("$1"); shift;;
   esac
 done
-exec "$(dirname "$0")/spark-submit" --class org.sbclab.jobs.SqlShell --name spark-sql "${{submit[@]}}" \
-  {shlex.quote(str(stack.dist.jobs_jar))} "${{shell[@]}}"
+# Warnings and errors only, as Spark's own shells start (a --conf spark.log.level given wins: it comes later).
+exec "$(dirname "$0")/spark-submit" --class org.sbclab.jobs.SqlShell --name spark-sql --conf spark.log.level=WARN \
+  "${{submit[@]}}" {shlex.quote(str(stack.dist.jobs_jar))} "${{shell[@]}}"
 """
 
 
