@@ -90,6 +90,8 @@ class Recorder:
     # --- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> None:
+        if self.settings.prometheus:  # a port in use is refused before anything is started
+            self.metrics = exporter.serve(self.settings.prometheus)
         points = sampling.points(self.transport)
         self.offsets = measure_clock_offsets(self.transport, points)
         for name, node, target in points:
@@ -115,8 +117,7 @@ class Recorder:
             raise failed[0]
         self._datanode_snapshot("start")
         self._wait_for_first_samples()
-        if self.settings.prometheus:
-            self.metrics = exporter.serve(self.settings.prometheus)
+        if self.metrics is not None:
             self.metrics.watch(self)
         time.sleep(self.settings.margin_s)
 
