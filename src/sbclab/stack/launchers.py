@@ -1,5 +1,6 @@
-"""The stack's standard commands on a node: `hadoop`, `hdfs`, `yarn`, `mapred`, `spark-submit`, `pyspark`
-and `spark-sql`, as thin launchers of the assembled distribution (a Maven-assembled stack has no bin/).
+"""The stack's standard commands on a node: `hadoop`, `hdfs`, `yarn`, `mapred`, `spark-submit`, `pyspark`,
+`spark-sql` and `spark-shell`, as thin launchers of the assembled distribution (a Maven-assembled stack has
+no bin/).
 
 Each launcher is a small shell script in the node's `bin` folder that starts the same Java command
 line sbclab itself runs on that node (its Java, JVM flags, configuration folder and classpath), so a
