@@ -18,6 +18,7 @@ import requests
 import yaml
 
 from sbclab import workloads
+from sbclab.cluster import reaper
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.experiments import model, orchestrator, plan
@@ -272,6 +273,27 @@ def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
     assert refused.returncode != 0 and "sbclab cluster up" in refused.stderr and "Traceback" not in refused.stderr
     unknown = _sbclab("exec", "worker9", "--name", NAME, "--", "true")
     assert unknown.returncode != 0 and "worker1" in unknown.stderr
+
+
+def test_a_command_through_exec_on_the_processes_backend_is_one_of_the_clusters_processes(cluster):
+    """With no namespace or cgroup to hold it, what `sbclab exec` (or `shell`) runs on the processes backend is
+    recorded with the cluster's processes, which `cluster down` stops; once it has ended, the next sbclab
+    forgets it."""
+    def recorded():
+        return [e for e in ClusterState.load(NAME).of_kind("process") if e.get("label") == "shell on master"]
+
+    command = subprocess.Popen([sys.executable, "-m", "sbclab.cli", "exec", "master", "--name", NAME, "--", "sleep", "600"])
+    try:
+        deadline = time.monotonic() + 60
+        while not recorded() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [e["pid"] for e in recorded()] == [command.pid]
+        assert [p.pid for p in reaper.recorded(recorded())] == [command.pid], "what cluster down stops"
+    finally:
+        command.kill()
+        command.wait()
+    lifecycle.attach(NAME).transport.stop_orphans()
+    assert recorded() == []
 
 
 REPOSITORY = Path(__file__).resolve().parents[2]

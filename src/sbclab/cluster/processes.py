@@ -4,11 +4,13 @@ Every node listens on 127.0.0.1 with its own block of ports (stack/config.py) an
 directories.
 """
 
+import os
 import shutil
 from pathlib import Path
 
 from ..errors import SbclabError
-from .local import LocalTransport
+from . import reaper
+from .local import LocalTransport, sbclab_owner
 from .spec import NodeSpec
 
 
@@ -22,6 +24,14 @@ class ProcessesTransport(LocalTransport):
 
     def launch(self, node: NodeSpec, argv: list[str], enter="node"):
         return argv, None
+
+    def attach(self, node: NodeSpec, command: str) -> int:
+        """This process, about to become the node's command, recorded as one of the cluster's: with no
+        namespace or cgroup to hold it, `cluster down` stops it by that record. It owns itself, so once it
+        has ended the next sbclab on the cluster forgets it (stop_orphans)."""
+        self.state.record("process", node=node.name, pid=os.getpid(), create_time=reaper.create_time(os.getpid()),
+                          label=f"shell on {node.name}", **sbclab_owner())
+        return super().attach(node, command)
 
     def container_runtimes(self) -> tuple[str, ...]:
         return ()  # a container here would be a container of this host, not of a node
