@@ -279,21 +279,25 @@ def test_a_command_through_exec_on_the_processes_backend_is_one_of_the_clusters_
     """With no namespace or cgroup to hold it, what `sbclab exec` (or `shell`) runs on the processes backend is
     recorded with the cluster's processes, which `cluster down` stops; once it has ended, the next sbclab
     forgets it."""
-    def recorded():
-        return [e for e in ClusterState.load(NAME).of_kind("process") if e.get("label") == "shell on master"]
-
     command = subprocess.Popen([sys.executable, "-m", "sbclab.cli", "exec", "master", "--name", NAME, "--", "sleep", "600"])
+
+    def recorded():
+        return [e for e in ClusterState.load(NAME).of_kind("process") if e["pid"] == command.pid]
+
     try:
         deadline = time.monotonic() + 60
         while not recorded() and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert [e["pid"] for e in recorded()] == [command.pid]
+        assert [e["label"] for e in recorded()] == ["shell on master"]
         assert [p.pid for p in reaper.recorded(recorded())] == [command.pid], "what cluster down stops"
     finally:
         command.kill()
         command.wait()
     lifecycle.attach(NAME).transport.stop_orphans()
     assert recorded() == []
+    # The earlier tests' commands through exec have ended: once one more has run, its record is the only one.
+    assert _sbclab("exec", "master", "--name", NAME, "--", "true").returncode == 0
+    assert len([e for e in ClusterState.load(NAME).of_kind("process") if e.get("label") == "shell on master"]) == 1
 
 
 REPOSITORY = Path(__file__).resolve().parents[2]

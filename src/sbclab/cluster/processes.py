@@ -28,7 +28,8 @@ class ProcessesTransport(LocalTransport):
     def attach(self, node: NodeSpec, command: str) -> int:
         """This process, about to become the node's command, recorded as one of the cluster's: with no
         namespace or cgroup to hold it, `cluster down` stops it by that record. It owns itself, so once it
-        has ended the next sbclab on the cluster forgets it (stop_orphans)."""
+        has ended the next sbclab on the cluster forgets it (stop_orphans, as this one does first)."""
+        self.stop_orphans()
         self.state.record("process", node=node.name, pid=os.getpid(), create_time=reaper.create_time(os.getpid()),
                           label=f"shell on {node.name}", **sbclab_owner())
         return super().attach(node, command)
