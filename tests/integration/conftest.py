@@ -160,12 +160,8 @@ def _everything_of_the_tests() -> dict[str, frozenset[str]]:
     """sbclab's resources on the host under the tests' home and every worker's (the parallel run's own check)."""
     found: dict[str, set[str]] = {}
     for home in [_tests_home[0], *_worker_homes()]:
-        os.environ["SBCLAB_HOME"] = str(home)
-        try:
-            for kind, items in nodes.resources_on_host().items():
-                found.setdefault(kind, set()).update(items)
-        finally:
-            os.environ["SBCLAB_HOME"] = str(_tests_home[0])
+        for kind, items in nodes.resources_on_host(home).items():
+            found.setdefault(kind, set()).update(items)
     return {kind: frozenset(items) for kind, items in found.items()}
 
 

@@ -52,7 +52,8 @@ def test_each_nodes_newest_interval_and_the_runs_marks_are_served_while_it_is_wa
                                                                                  rx=1_500_000)]
     recorder = _recorder(tmp_path, {"worker1": worker, "master": [sample(0, 0), sample(1, 0.1)]},
                          [{"label": "start terasort", "t": 0.5}])
-    (tmp_path / "worker1.jsonl").open("a").write('{"t": 3, "cgroup_cp')
+    with open(tmp_path / "worker1.jsonl", "a") as f:
+        f.write('{"t": 3, "cgroup_cp')
     assert _scrape(address)["sbclab_up"][0].value == 1
     assert "sbclab_node_cpu_percent" not in _scrape(address), "nothing between runs"
 

@@ -136,19 +136,21 @@ def abandoned() -> list[str]:
     return names
 
 
-def resources_on_host() -> dict[str, frozenset[str]]:
+def resources_on_host(home: Path | None = None) -> dict[str, frozenset[str]]:
     """Everything of sbclab's on this host that a cluster could leave behind, by kind: namespaces,
-    cgroups and links of any sbclab on the host, mounts, loop devices and processes under this home,
-    containers in sbclab's own podman store."""
+    cgroups and links of any sbclab on the host, mounts, loop devices and processes under this home
+    (or the one given), containers in sbclab's own podman store."""
+    home = home or paths.home()
+    clusters = str(home / paths.clusters_dir().name)
     netns = list(Path("/var/run/netns").glob("sbclab-*")) if Path("/var/run/netns").exists() else []
-    mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if str(paths.clusters_dir()) in line]
+    mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if clusters in line]
     loops = []
     if shutil.which("losetup"):
         out = system.run("losetup", "-a", check=False).stdout
-        loops = [line for line in out.splitlines() if str(paths.clusters_dir()) in line]
+        loops = [line for line in out.splitlines() if clusters in line]
     cgroup_dirs = [p for p in Path("/sys/fs/cgroup").glob("*/sbclab/*")] + list(Path("/sys/fs/cgroup").glob("sbclab/*"))
     links = [p for p in Path("/sys/class/net").glob("sb-*")]
-    procs = [str(proc.pid) for proc in reaper.mentioning(str(paths.home()) + "/")]
+    procs = [str(proc.pid) for proc in reaper.mentioning(str(home) + "/")]
     return {"namespaces": frozenset(map(str, netns)), "mounts": frozenset(mounts), "loop_devices": frozenset(loops),
             "cgroups": frozenset(map(str, cgroup_dirs)), "links": frozenset(map(str, links)), "processes": frozenset(procs),
             "dirty_limits": dirty.limited_loop_devices(), "containers": frozenset(containers.leftover_names())}

@@ -8,7 +8,6 @@ command) are gauges whose value is the mark's time, which Grafana draws as annot
 run stores is never read from here.
 """
 
-import json
 import threading
 from collections.abc import Iterator
 
@@ -18,7 +17,7 @@ from prometheus_client.registry import Collector
 
 from .. import profiles
 from ..errors import SbclabError
-from . import series
+from . import sampling, series
 from .power.model import model_intervals
 
 CPU_MODES = ("user", "system", "iowait", "idle", "steal")
@@ -47,8 +46,9 @@ class RunMetrics(Collector):
         up.add_metric([], 1)
         yield up
         families = _families()
+        boards = profiles.boards() if recorders else {}
         for recorder in recorders:
-            _add_run(families, recorder)
+            _add_run(families, recorder, boards)
         yield from (family for family in families.values() if family.samples)
 
 
@@ -76,7 +76,7 @@ def _families() -> dict[str, GaugeMetricFamily]:
     }
 
 
-def _add_run(families: dict[str, GaugeMetricFamily], recorder) -> None:
+def _add_run(families: dict[str, GaugeMetricFamily], recorder, boards: dict) -> None:
     spec = recorder.transport.spec
     families["run"].add_metric([recorder.run_id, spec.name, spec.backend], 1)
     with recorder.lock:
@@ -84,7 +84,7 @@ def _add_run(families: dict[str, GaugeMetricFamily], recorder) -> None:
     for mark in marks:
         families["mark"].add_metric([recorder.run_id, mark["label"]], mark["t"])
     for sampler in list(recorder.samplers):
-        header, samples = _newest_samples(sampler.handle)
+        header, samples = sampling.parse_samples(sampler.handle.newest_lines())
         if len(samples) < 2:
             continue
         # What the sampler read is its own resolved target (a board finds its device and cores).
@@ -100,28 +100,12 @@ def _add_run(families: dict[str, GaugeMetricFamily], recorder) -> None:
                                    ("clock_mhz_min", "clock", []), ("temp_max_c", "temp", [])):
             if row.get(key) is not None:
                 families[family].add_metric([*labels, *extra], row[key])
-        watts = _model_watts(sampler.handle.node.board, row)
+        watts = _model_watts(boards.get(sampler.handle.node.board), row)
         if watts is not None:
             families["power"].add_metric(labels, watts)
 
 
-def _newest_samples(handle) -> tuple[dict, list[dict]]:
-    """The sampler file's header and its newest two samples (a line being written is left out)."""
-    header, samples = {}, []
-    for line in handle.newest_lines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if "header" in record:
-            header = record["header"]
-        elif "t" in record:
-            samples.append(record)
-    return header, samples[-2:]
-
-
-def _model_watts(board_name: str, row: dict) -> float | None:
-    board = profiles.boards().get(board_name)
+def _model_watts(board, row: dict) -> float | None:
     if board is None or board.idle_watts is None or board.load_watts is None:
         return None
     intervals = model_intervals([row], board.idle_watts, board.load_watts)

@@ -10,7 +10,6 @@ from intermediate data (intermediate.py).
 A sampler that dies is started again at the next mark and the gap is recorded, never filled in.
 """
 
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -242,21 +241,7 @@ def last_sample_time(path: Path) -> float | None:
 
 def read_samples(path: Path) -> tuple[dict, list[dict]]:
     """The header and samples of a sampler file; a torn last line (the sampler was killed) is dropped."""
-    header: dict = {}
-    samples: list[dict] = []
     try:
-        lines = Path(path).read_text().splitlines()
+        return sampling.parse_samples(Path(path).read_text().splitlines())
     except OSError:
-        return header, samples
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if "header" in record:
-            header = header or record["header"]
-        else:
-            samples.append(record)
-    return header, samples
-
-
+        return {}, []

@@ -6,6 +6,7 @@ is that, as sampler.py reads it. Samplers on this host are local processes (loca
 a board's is driven over SSH (board_sampler.py).
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -56,3 +57,20 @@ def sync_disks(transport: Transport) -> None:
     """Every node's dirty pages written to its storage before a mark, so device counters include them
     (a board syncs in its sampler's mark, board_sampler.py, one round trip instead of two)."""
     nodeops.sync_filesystems(transport)
+
+
+def parse_samples(lines) -> tuple[dict, list[dict]]:
+    """A sampler file's header and samples from its lines; a torn line (the sampler was killed, or is
+    writing it now) is dropped."""
+    header: dict = {}
+    samples: list[dict] = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "header" in record:
+            header = header or record["header"]
+        else:
+            samples.append(record)
+    return header, samples
