@@ -19,6 +19,9 @@ packages=(
   # the published ports, catatonit as the init of a node's long-lived container, mmdebstrap to build
   # the node image from Debian packages.
   podman crun catatonit netavark aardvark-dns iptables mmdebstrap
+  # The 2021 seed's stack runs on Java 8, which only Debian unstable still builds: sbclab takes it
+  # and its C library from there and points its programs at them (stack/jre.py).
+  patchelf debian-archive-keyring
 )
 if [ "${1:-}" = "test" ]; then
   packages+=(chromium chromium-driver)  # the report is checked in a real browser

@@ -132,7 +132,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             "mapreduce.jobhistory.admin.address": f"{master}:{PORTS['jhs_admin']}",
             "mapreduce.application.classpath": classpath,
             "mapreduce.shuffle.port": str(port(spec, node, "shuffle")),
-            "yarn.app.mapreduce.am.admin-command-opts": ADD_OPENS,
+            **({"yarn.app.mapreduce.am.admin-command-opts": ADD_OPENS} if dist.stack.has_modules else {}),
             **sizing.mapreduce_memory(spec),
         },
         "spark-defaults": {
@@ -157,11 +157,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             # Spark's History Server (`sbclab cluster ui` starts it on the master) reads the same event logs.
             "spark.history.fs.logDirectory": f"file://{layout.spark_events}",
             "spark.history.ui.port": str(port(spec, spec.master, "spark_history_http")),
-            # Prometheus: executors' metrics on the driver's UI (/metrics/executors/prometheus), and every
-            # Spark daemon's and driver's own metrics at /metrics/prometheus on its web UI.
-            "spark.ui.prometheus.enabled": "true",
-            "spark.metrics.conf.*.sink.prometheusServlet.class": "org.apache.spark.metrics.sink.PrometheusServlet",
-            "spark.metrics.conf.*.sink.prometheusServlet.path": "/metrics/prometheus",
+            **(_spark_prometheus() if dist.stack.spark_major >= 3 else {}),
             # Where a Python job's executors find PySpark (YARN adds the same; a standalone Worker does not).
             "spark.executorEnv.PYTHONPATH": ":".join(str(archive) for archive in dist.pyspark_archives),
             **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),
@@ -206,6 +202,15 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
     fit = sizing.executors_that_fit(spec, *_spark_containers_mb(spark))
     spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", f"{min(1.0, fit / asked):.4g}" if asked else "1.0")
     return values
+
+
+def _spark_prometheus() -> dict[str, str]:
+    """Executors' metrics on the driver's UI (/metrics/executors/prometheus), and every Spark daemon's
+    and driver's own metrics at /metrics/prometheus on its web UI: Spark 3 and later (Spark 2 fails
+    to start a sink it does not have)."""
+    return {"spark.ui.prometheus.enabled": "true",
+            "spark.metrics.conf.*.sink.prometheusServlet.class": "org.apache.spark.metrics.sink.PrometheusServlet",
+            "spark.metrics.conf.*.sink.prometheusServlet.path": "/metrics/prometheus"}
 
 
 # The files whose properties an experiment may set over the preset (ClusterSpec.settings).

@@ -154,7 +154,7 @@ class Stack:
                  f"-Dhadoop.log.dir={layout.log_dir}", f"-Dyarn.log.dir={layout.log_dir}"]
         if log_file:
             argv += [f"-Dhadoop.log.file={log_file}", f"-Dyarn.log.file={log_file}", "-Dhadoop.root.logger=INFO,RFA"]
-        if add_opens:
+        if add_opens and self.dist.stack.has_modules:  # Java 8 has no modules and refuses the flag
             argv.append(config.ADD_OPENS)
         argv += ["-cp", f"{layout.conf_dir}:{self.dist.hadoop_classpath}", main_class, *args]
         return argv

@@ -27,7 +27,7 @@ from .. import atomic, paths
 from ..digest import sha256
 from ..errors import SbclabError
 from . import versions as stacks
-from .java import java_version
+from .java import ensure_java, java_version
 from .versions import StackVersions
 
 
@@ -60,7 +60,7 @@ class Distribution:
 
     @property
     def examples_jar(self) -> Path:
-        return self.hadoop_lib / f"hadoop-mapreduce-examples-{self.stack.hadoop}.jar"
+        return self.hadoop_lib / f"hadoop-mapreduce-examples-{self.stack.examples_version}.jar"
 
     @property
     def spark_jars(self) -> Path:
@@ -68,7 +68,10 @@ class Distribution:
 
     @property
     def pyspark_archives(self) -> list[Path]:
-        """What a Python driver and its executors put on PYTHONPATH (Spark's launcher looks for these names)."""
+        """What a Python driver and its executors put on PYTHONPATH (Spark's launcher looks for these names);
+        none on a stack without PySpark."""
+        if self.stack.no_pyspark:
+            return []
         lib = self.spark_home / "python" / "lib"
         return [lib / "pyspark.zip", lib / f"py4j-{self.stack.py4j}-src.zip"]
 
@@ -111,8 +114,13 @@ def _mvn(args: list[str], log: Path) -> None:
                           f"Read {log}; without network, fetch once on a connected machine and copy {paths.cache_dir()}.")
 
 
-def _defines(stack: StackVersions) -> list[str]:
-    return [f"-D{key}={value}" for key, value in stack.maven_properties().items()]
+def _defines(stack: StackVersions, name: str = "") -> list[str]:
+    properties = stack.maven_properties()
+    if name == "spark" and stack.spark_major < 3:
+        # Spark 2's Hadoop client is the one it was released with: a Hadoop 3 client needs a newer
+        # Guava than the one Spark 2 runs with, and either Hadoop speaks to the other's daemons.
+        properties["hadoop.version"] = stack.spark_hadoop_client
+    return [f"-D{key}={value}" for key, value in properties.items()]
 
 
 # A Maven-assembled Spark has no bin/; PySpark's driver (the pyspark shell, a script run by python)
@@ -137,7 +145,8 @@ exec "${command[@]}"
 
 
 def _finish_spark(stack: StackVersions, home: Path) -> None:
-    _add_pyspark(stack, home)
+    if not stack.no_pyspark:
+        _add_pyspark(stack, home)
     launcher = home / "bin" / "spark-submit"
     launcher.parent.mkdir()
     launcher.write_text(SPARK_SUBMIT)
@@ -186,7 +195,7 @@ def _assemble(stack: StackVersions, name: str, pom: Path, home: Path, jars_subdi
     staging = Path(tempfile.mkdtemp(dir=home.parent, prefix=f".{name}."))
     try:
         log = home.parent / f"{name}-fetch.log"
-        _mvn(["-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime", *_defines(stack),
+        _mvn(["-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime", *_defines(stack, name),
               f"-DoutputDirectory={staging / jars_subdir}"], log)
         for file_name, text in extra_files.items():
             (staging / file_name).write_text(text)
@@ -230,6 +239,8 @@ def _homes(stack: StackVersions) -> tuple[Path, Path]:
 def fetch(stack_name: str = stacks.DEFAULT, refresh: bool = False) -> Distribution:
     """Make sure the stack's distributions are in the cache and intact; fetch what is missing."""
     stack = stacks.get(stack_name)
+    # The Java first: the jobs are built for it, and a stack whose Java this host lacks is assembled one.
+    ensure_java(stack.java, refresh)
     hadoop_home, spark_home = _homes(stack)
     wanted = [
         ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}, None, ["MANIFEST.json"]),

@@ -1,4 +1,5 @@
-"""Finding a Java runtime a stack's Hadoop and Spark both run on (stack/versions.py says which majors)."""
+"""Finding a Java runtime a stack's Hadoop and Spark both run on (stack/versions.py says which majors):
+one installed on this host, else one sbclab assembled (jre.py)."""
 
 import os
 import re
@@ -7,6 +8,7 @@ from functools import cache
 from pathlib import Path
 
 from ..errors import SbclabError
+from . import jre
 
 def major_of(version_text: str) -> int | None:
     """The major version in `java -version` output ("1.8.0_x" is 8, "17.0.9" is 17)."""
@@ -27,11 +29,13 @@ def _major(java: Path) -> int | None:
 
 @cache
 def java_home(majors: tuple[int, ...]) -> Path:
-    """SBCLAB_JAVA_HOME, else JAVA_HOME, else the newest JDK of one of these majors under /usr/lib/jvm."""
+    """SBCLAB_JAVA_HOME, else JAVA_HOME, else the newest JDK of one of these majors under /usr/lib/jvm,
+    else one sbclab assembled in its cache."""
     candidates = [os.environ.get("SBCLAB_JAVA_HOME"), os.environ.get("JAVA_HOME")]
     jvm = Path("/usr/lib/jvm")
     if jvm.is_dir():
         candidates += [str(p) for p in sorted(jvm.iterdir(), reverse=True) if not p.is_symlink()]
+    candidates += [str(p) for p in jre.assembled_homes()]
     seen = []
     for candidate in filter(None, candidates):
         java = Path(candidate) / "bin" / "java"
@@ -40,9 +44,26 @@ def java_home(majors: tuple[int, ...]) -> Path:
             return Path(candidate)
         seen.append(f"{candidate} ({'Java ' + str(major) if major else 'no java'})")
     wanted = " or ".join(map(str, majors))
-    raise SbclabError(
-        f"No Java {wanted} runtime found" + (f" (looked at {', '.join(seen)})." if seen else "."),
-        f"Install one (Debian 12: apt-get install openjdk-17-jdk-headless) or set SBCLAB_JAVA_HOME to a Java {wanted}.")
+    hint = ("Run 'sbclab stack fetch' with the stack, which assembles it from Debian's packages, or set "
+            f"SBCLAB_JAVA_HOME to a Java {wanted}." if jre.can_assemble(majors) else
+            f"Install one (Debian 12: apt-get install openjdk-17-jdk-headless) or set SBCLAB_JAVA_HOME to a Java {wanted}.")
+    raise SbclabError(f"No Java {wanted} runtime found" + (f" (looked at {', '.join(seen)})." if seen else "."), hint)
+
+
+def ensure_java(majors: tuple[int, ...], refresh: bool = False) -> Path:
+    """A Java of one of these majors: one found, else one assembled where sbclab knows how (jre.py);
+    refresh assembles again one that sbclab assembled."""
+    assemblable = [major for major in majors if major in jre.RUNTIMES]
+    try:
+        found = java_home(majors)
+        if not (refresh and found in jre.assembled_homes()):
+            return found
+    except SbclabError:
+        if not assemblable:
+            raise
+    jre.assemble(assemblable[0], refresh=refresh)
+    java_home.cache_clear()
+    return java_home(majors)
 
 
 def java_version(majors: tuple[int, ...]) -> str:

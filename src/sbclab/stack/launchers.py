@@ -92,6 +92,10 @@ exec "$SPARK_HOME/bin/spark-submit" "$@"
 
 
 def _pyspark_script(stack: Stack) -> str:
+    versions = stack.dist.stack
+    if versions.no_pyspark:
+        refusal = f"pyspark is not in the {versions.name} stack: {versions.no_pyspark}. Use spark-shell or spark-sql."
+        return f"#!/bin/sh\necho {shlex.quote(refusal)} >&2\nexit 1\n"
     path = ":".join(str(archive) for archive in stack.dist.pyspark_archives)
     return f"""#!/bin/sh
 # pyspark for sbclab cluster {stack.spec.name}: Python's shell with a SparkContext (sc) and a SparkSession (spark)

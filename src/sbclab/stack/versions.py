@@ -27,6 +27,24 @@ class StackVersions:
     unavailable: str | None = None  # why it cannot run here, in one sentence
     # Why the stack has no spark-shell (Spark's REPL, spark-repl, is not on Maven Central here), or None.
     no_repl: str | None = None
+    # Hadoop's MapReduce examples (TeraGen, TeraSort, WordCount, Grep, Pi) where Maven Central lacks the
+    # stack's own release of them: the nearest release of the same line.
+    hadoop_examples: str = ""
+    # Why the stack has no PySpark here (its release does not run on the Python of this host's Debian), or None.
+    no_pyspark: str | None = None
+
+    @property
+    def examples_version(self) -> str:
+        return self.hadoop_examples or self.hadoop
+
+    @property
+    def has_modules(self) -> bool:
+        """Whether every Java the stack runs on has modules (9 and later), and so takes --add-opens."""
+        return self.java[0] >= 9
+
+    @property
+    def spark_major(self) -> int:
+        return int(self.spark.split(".")[0])
 
     @property
     def compile_release(self) -> int:
@@ -36,15 +54,22 @@ class StackVersions:
     def maven_properties(self) -> dict[str, str]:
         """What the java/ poms are given to assemble or compile against this stack."""
         return {"hadoop.version": self.hadoop, "spark.version": self.spark, "scala.binary.version": self.scala,
-                "hadoop.client.version": self.spark_hadoop_client, "hadoop.examples.version": self.hadoop,
-                "maven.compiler.release": str(self.compile_release), "spark.repl": str(self.no_repl is None).lower()}
+                "hadoop.client.version": self.spark_hadoop_client, "hadoop.examples.version": self.examples_version,
+                "maven.compiler.release": str(self.compile_release), "spark.repl": str(self.no_repl is None).lower(),
+                "spark.guava": str(self.spark_major < 3).lower()}
+
+    def require_pyspark(self) -> None:
+        if self.no_pyspark:
+            raise SbclabError(f"The {self.name} stack has no PySpark here: {self.no_pyspark}.",
+                              f"Run the job in Java or Scala, or on another stack ({', '.join(runnable())}).")
 
     @property
     def repl_jar(self) -> str:
         return f"spark-repl_{self.scala}-{self.spark}.jar"
 
     def summary(self) -> dict[str, str]:
-        return {"stack": self.name, "hadoop": self.hadoop, "spark": self.spark, "scala": self.scala}
+        return {"stack": self.name, "hadoop": self.hadoop, "spark": self.spark, "scala": self.scala,
+                **({"hadoop_examples": self.hadoop_examples} if self.hadoop_examples else {})}
 
 
 STACKS = {s.name: s for s in (
@@ -55,9 +80,10 @@ STACKS = {s.name: s for s in (
                   "(Hadoop 3.4.3 and 3.5.0 lack their MapReduce examples there)",
                   no_repl="Maven Central here serves no spark-repl_2.13 at 4.2.0, Spark's REPL"),
     StackVersions("lee-oh-park-2021", hadoop="3.1.3", spark="2.3.0", scala="2.11", spark_hadoop_client="2.6.5",
-                  java=(8,), description="the 2021 seed's versions (Hadoop 3.1.3, Spark 2.3.0)",
-                  unavailable="Hadoop 3.1.3 and Spark 2.3.0 run on Java 8 only, which Debian does not package "
-                  "(Debian 12 ships Java 17, Debian 13 Java 21 and 25)"),
+                  java=(8,), hadoop_examples="3.1.4",
+                  no_pyspark="PySpark 2.3 runs on Python up to 3.7, and Debian 12 has 3.11",
+                  description="the 2021 seed's versions (Hadoop 3.1.3, Spark 2.3.0), on Java 8 from Debian unstable "
+                  "(Hadoop's examples of 3.1.4: Maven Central has none of 3.1.3)"),
 )}
 # The stack of clusters recorded before stacks had names, and of cells keyed before stacks were a dimension.
 FIRST = FIRST_STACK

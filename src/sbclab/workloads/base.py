@@ -195,6 +195,7 @@ def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: l
 def pyspark_job(ctx: RunContext, run_id: str, label: str, script: str,
                 args: list[str]) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
     """Submit one of sbclab's PySpark jobs (pyspark_jobs/), put on the master first, as spark_job does."""
+    ctx.stack.dist.stack.require_pyspark()
     master = ctx.spec.master
     folder = ctx.stack.layout(master).disk / "tmp" / "pyspark-jobs"
     ctx.transport.make_dirs(master, [folder])

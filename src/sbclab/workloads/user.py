@@ -171,6 +171,8 @@ class UserJob(Workload):
         if (spec.pyspark or spec.jar) and not ctx.transport.shares_host:
             raise SbclabError(f"{self.name}: {spec.pyspark or spec.jar} is on this host, and the master is a board.",
                               "Copy it to the board and declare a command job (spark-submit or hadoop jar PATH ...).")
+        if spec.pyspark:
+            ctx.stack.dist.stack.require_pyspark()
         if spec.pyspark or (spec.jar and engine == "spark"):
             outcome, result, counters, logs = submitted(ctx, run_id, label, spec.main_class if spec.jar else None,
                                                         Path(spec.pyspark or spec.jar).resolve(), args, None,

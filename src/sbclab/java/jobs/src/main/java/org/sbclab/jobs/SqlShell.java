@@ -5,7 +5,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -44,7 +44,7 @@ public final class SqlShell {
         int status = 0;
         try {
             if (inline != null || file != null) {
-                String text = inline != null ? inline : Files.readString(Path.of(file), StandardCharsets.UTF_8);
+                String text = inline != null ? inline : new String(Files.readAllBytes(Paths.get(file)), StandardCharsets.UTF_8);
                 for (String statement : statements(text)) {
                     if (!run(spark, statement)) {
                         status = 1;
@@ -124,7 +124,7 @@ public final class SqlShell {
             return true;
         } catch (Exception e) {  // Spark's AnalysisException is checked, though Scala does not declare it
             String message = e.getMessage() == null ? e.toString() : e.getMessage();
-            System.err.println("Error in query: " + message.lines().findFirst().orElse(message));
+            System.err.println("Error in query: " + message.split("\\R", 2)[0]);
             return false;
         }
     }
@@ -179,7 +179,7 @@ public final class SqlShell {
                 quote = c;
                 current.append(c);
             } else if (c == ';') {
-                if (!current.toString().isBlank()) {
+                if (!current.toString().trim().isEmpty()) {
                     found.add(current.toString().trim());
                 }
                 current.setLength(0);
@@ -187,8 +187,8 @@ public final class SqlShell {
                 current.append(c);
             }
         }
-        boolean complete = quote == 0 && current.toString().isBlank() && !found.isEmpty();
-        if (!onlyComplete && !current.toString().isBlank()) {
+        boolean complete = quote == 0 && current.toString().trim().isEmpty() && !found.isEmpty();
+        if (!onlyComplete && !current.toString().trim().isEmpty()) {
             found.add(current.toString().trim());
         }
         return new Split(found, complete);
