@@ -219,6 +219,22 @@ def test_work_and_storage_choose_a_share_of_the_table_without_changing_it(monkey
     assert not elsewhere.experiments and "not ssd" in elsewhere.refused[0]
 
 
+def test_the_2021_seeds_job_tables_run_on_its_own_stack(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2021")
+    assert seed.ran_stack == seed.stack == "lee-oh-park-2021"
+    for key in ("table12", "table14", "table18", "table19"):
+        planned = reproduce.plan_table(seed.tables[key], seed, repetitions=1, sizes=None, backend="emulated",
+                                       on_boards=False, workers=[2])
+        assert [list(e.stacks) for e in planned.experiments] == [["lee-oh-park-2021"]], key
+        assert not any("cannot run here" in n for n in planned.notes)
+    # The seed's settings give a MapReduce job's ApplicationMaster 3072 MB and a reduce 4096 MB: one 4 GB
+    # worker cannot hold both, which is said with the numbers.
+    alone = reproduce.plan_table(seed.tables["table14"], seed, repetitions=1, sizes=None, backend="emulated",
+                                 on_boards=False, workers=[1])
+    assert not alone.experiments and "3072 MB for its ApplicationMaster" in alone.refused[0]
+
+
 def test_a_slow_first_job_of_fresh_daemons_is_remarked(tmp_path):
     runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0], ("nvme-p31-gen3", 2): [1700.0, 1310.0]})
     runs = [r.model_copy(update={"jobs_before": 0 if r.run_id.endswith("-0") else 1}) for r in runs]
