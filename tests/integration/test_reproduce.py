@@ -73,10 +73,13 @@ def test_the_2021_seeds_jobs_run_on_its_own_hadoop_and_spark_on_java_8(tmp_path)
     assert all(r.valid for r in runs), [r.validity for r in runs]
     assert all((r.versions["hadoop"], r.versions["spark"]) == ("3.1.3", "2.3.0") for r in runs)
     assert all('"1.8.0' in r.versions["java"] for r in runs)
-    for table in ("table18", "table19"):
-        rows = list(csv.DictReader(open(results / "reproduction" / f"leeohpark2021-{table}.csv")))
-        matched = [r for r in rows if r["ours_mean"] and r["published"]]
-        assert [(r["storage"], r["workers"]) for r in matched] == [("microsd-evo", "2")], rows
+    rows = list(csv.DictReader(open(results / "reproduction" / "leeohpark2021-table19.csv")))
+    matched = [r for r in rows if r["ours_mean"] and r["published"]]
+    assert [(r["storage"], r["workers"]) for r in matched] == [("microsd-evo", "2")], rows
+    # The seed's settings give the ApplicationMaster 3072 MB of a 4096 MB worker, where no 2048 MB map
+    # fits beside it: the other worker runs every task, and the run is flagged rather than counted.
+    [hadoop] = [r for r in runs if r.engine == "hadoop"]
+    assert [f.kind for f in hadoop.measurements.flags] == ["idle_worker"]
     assert leaked() == NOTHING
 
 

@@ -364,7 +364,10 @@ class Stack:
 
     def hdfs_ready(self, workers: int) -> bool:
         info = self.namenode_info()
-        return not info.get("Safemode") and len(json.loads(info["LiveNodes"])) >= workers
+        # Counted by the NameNode itself: Hadoop 2 keys LiveNodes by host name alone, one entry for
+        # every DataNode of the processes backend (all on 127.0.0.1).
+        state = self._get("namenode_http", "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")["beans"]
+        return not info.get("Safemode") and bool(state) and state[0].get("NumLiveDataNodes", 0) >= workers
 
     def yarn_nodes(self) -> list[dict]:
         nodes = (self._get("rm_http", "/ws/v1/cluster/nodes").get("nodes") or {}).get("node") or []

@@ -147,10 +147,28 @@ exec "${command[@]}"
 def _finish_spark(stack: StackVersions, home: Path) -> None:
     if not stack.no_pyspark:
         _add_pyspark(stack, home)
+    if stack.spark_major == 1:
+        _add_assembly_manifest(stack, home)
     launcher = home / "bin" / "spark-submit"
     launcher.parent.mkdir()
     launcher.write_text(SPARK_SUBMIT)
     launcher.chmod(0o755)
+
+
+def _add_assembly_manifest(stack: StackVersions, home: Path) -> None:
+    """Spark 1's launcher puts one assembly jar, lib/spark-assembly-*hadoop*.jar, on every driver's and
+    executor's class path, where Spark 2 and later list jars/: a jar holding only a manifest whose
+    Class-Path names every jar of jars/ stands in for it."""
+    names = sorted(p.name for p in (home / "jars").glob("*.jar"))
+    text = "Manifest-Version: 1.0\nCreated-By: sbclab\nClass-Path: " + " ".join(f"../jars/{n}" for n in names)
+    # A manifest line holds at most 72 bytes; longer ones continue on lines that start with a space.
+    lines = []
+    for line in text.split("\n"):
+        lines.append(line[:72])
+        lines += [" " + line[i:i + 71] for i in range(72, len(line), 71)]
+    (home / "lib").mkdir()
+    with zipfile.ZipFile(home / "lib" / f"spark-assembly-{stack.spark}-hadoop{stack.spark_hadoop_client}.jar", "w") as jar:
+        jar.writestr(zipfile.ZipInfo("META-INF/MANIFEST.MF", (2016, 1, 1, 0, 0, 0)), "\r\n".join(lines) + "\r\n\r\n")
 
 
 def _add_pyspark(stack: StackVersions, home: Path) -> None:

@@ -114,6 +114,10 @@ SUBMIT_OPTIONS = ("--conf", "--master", "--name", "--queue", "--driver-memory", 
 
 
 def _spark_sql_script(stack: Stack) -> str:
+    versions = stack.dist.stack
+    if versions.no_sql:
+        refusal = f"spark-sql is not in the {versions.name} stack: {versions.no_sql}. Use spark-shell or spark-submit."
+        return f"#!/bin/sh\necho {shlex.quote(refusal)} >&2\nexit 1\n"
     return f"""#!/usr/bin/env bash
 # spark-sql for sbclab cluster {stack.spec.name}: Spark SQL statements (-e, -f, or a prompt) through spark-submit,
 # answered by sbclab's SqlShell with Spark's in-memory catalog (tables and views last for the session).

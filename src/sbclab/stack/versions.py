@@ -32,6 +32,8 @@ class StackVersions:
     hadoop_examples: str = ""
     # Why the stack has no PySpark here (its release does not run on the Python of this host's Debian), or None.
     no_pyspark: str | None = None
+    # Why the stack has no spark-sql (sbclab's SqlShell needs Spark 2's SparkSession), or None.
+    no_sql: str | None = None
 
     @property
     def examples_version(self) -> str:
@@ -56,7 +58,8 @@ class StackVersions:
         return {"hadoop.version": self.hadoop, "spark.version": self.spark, "scala.binary.version": self.scala,
                 "hadoop.client.version": self.spark_hadoop_client, "hadoop.examples.version": self.examples_version,
                 "maven.compiler.release": str(self.compile_release), "spark.repl": str(self.no_repl is None).lower(),
-                "spark.guava": str(self.spark_major < 3).lower()}
+                "spark.guava": str(self.spark_major < 3).lower(), "spark.one": str(self.spark_major == 1).lower(),
+                **({"hadoop.two": "true"} if self.hadoop.startswith("2.") else {})}
 
     def require_pyspark(self) -> None:
         if self.no_pyspark:
@@ -84,6 +87,10 @@ STACKS = {s.name: s for s in (
                   no_pyspark="PySpark 2.3 runs on Python up to 3.7, and Debian 12 has 3.11",
                   description="the 2021 seed's versions (Hadoop 3.1.3, Spark 2.3.0), on Java 8 from Debian unstable "
                   "(Hadoop's examples of 3.1.4: Maven Central has none of 3.1.3)"),
+    StackVersions("hajji-tso-2016", hadoop="2.6.4", spark="1.4.0", scala="2.10", spark_hadoop_client="2.6.0",
+                  java=(8,), description="Hajji & Tso's versions (Spark 1.4.0 on Hadoop 2.6.4), on Java 8 from Debian unstable",
+                  no_pyspark="PySpark 1.4 predates Python 3.8, and Debian 12 has 3.11",
+                  no_sql="sbclab's spark-sql answers through Spark 2's SparkSession, which Spark 1.4 does not have"),
 )}
 # The stack of clusters recorded before stacks had names, and of cells keyed before stacks were a dimension.
 FIRST = FIRST_STACK

@@ -8,7 +8,6 @@ import java.util.regex.PatternSyntaxException;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.util.LongAccumulator;
 
 /**
  * The Spark grep used alongside Hadoop's {@code grep} example: lines in which the regular
@@ -35,9 +34,9 @@ public final class Grep {
             System.exit(2);
         }
         try (JavaSparkContext sc = new JavaSparkContext(new SparkConf().setAppName("sbclab Grep"))) {
-            LongAccumulator inputLines = sc.sc().longAccumulator("input_lines");
-            LongAccumulator matchedLines = sc.sc().longAccumulator("matched_lines");
-            LongAccumulator matches = sc.sc().longAccumulator("matches");
+            Counter inputLines = Counter.named(sc, "input_lines");
+            Counter matchedLines = Counter.named(sc, "matched_lines");
+            Counter matches = Counter.named(sc, "matches");
             sc.textFile(input)
                     .mapPartitions(lines -> {
                         // Compiled once per partition: Pattern is thread-safe but costly to build.
@@ -54,20 +53,20 @@ public final class Grep {
     }
 
     /** Streams the matching lines and publishes the partition's counts once it is exhausted. */
-    private static final class FilterIterator implements Iterator<String> {
+    private static final class FilterIterator extends Each<String> {
         private final Iterator<String> lines;
         private final Matcher matcher;
-        private final LongAccumulator inputLines;
-        private final LongAccumulator matchedLines;
-        private final LongAccumulator matches;
+        private final Counter inputLines;
+        private final Counter matchedLines;
+        private final Counter matches;
         private String pending;
         private long seen;
         private long matched;
         private long found;
         private boolean published;
 
-        FilterIterator(Iterator<String> lines, Pattern pattern, LongAccumulator inputLines,
-                       LongAccumulator matchedLines, LongAccumulator matches) {
+        FilterIterator(Iterator<String> lines, Pattern pattern, Counter inputLines,
+                       Counter matchedLines, Counter matches) {
             this.lines = lines;
             this.matcher = pattern.matcher("");
             this.inputLines = inputLines;

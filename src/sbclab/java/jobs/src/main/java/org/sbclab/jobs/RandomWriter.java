@@ -1,7 +1,6 @@
 package org.sbclab.jobs;
 
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Random;
@@ -11,7 +10,6 @@ import org.apache.hadoop.io.BytesWritable;
 import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.util.LongAccumulator;
 
 import scala.Tuple2;
 
@@ -37,8 +35,8 @@ public final class RandomWriter {
         long total = Long.parseLong(args[0]);
         String output = args[1];
         try (JavaSparkContext sc = new JavaSparkContext(new SparkConf().setAppName("sbclab RandomWriter"))) {
-            LongAccumulator records = sc.sc().longAccumulator("records");
-            LongAccumulator bytes = sc.sc().longAccumulator("bytes");
+            Counter records = Counter.named(sc, "records");
+            Counter bytes = Counter.named(sc, "bytes");
             List<Integer> slices = new ArrayList<>();
             for (int p = 0; p < partitions; p++) {
                 slices.add(p);
@@ -60,13 +58,13 @@ public final class RandomWriter {
     }
 
     /** Draws records lazily, so a partition of any size streams straight into its file. */
-    private static final class Records implements Iterator<Tuple2<BytesWritable, BytesWritable>> {
+    private static final class Records extends Each<Tuple2<BytesWritable, BytesWritable>> {
         private long left;
         private final Random random;
-        private final LongAccumulator records;
-        private final LongAccumulator bytes;
+        private final Counter records;
+        private final Counter bytes;
 
-        Records(long share, Random random, LongAccumulator records, LongAccumulator bytes) {
+        Records(long share, Random random, Counter records, Counter bytes) {
             this.left = share;
             this.random = random;
             this.records = records;

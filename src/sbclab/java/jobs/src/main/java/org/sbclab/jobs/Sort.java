@@ -1,6 +1,5 @@
 package org.sbclab.jobs;
 
-import java.util.Iterator;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.io.BytesWritable;
@@ -8,7 +7,6 @@ import org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.util.LongAccumulator;
 
 import scala.Tuple2;
 
@@ -35,8 +33,8 @@ public final class Sort {
         String output = args[1];
         try (JavaSparkContext sc = new JavaSparkContext(new SparkConf().setAppName("sbclab Sort"))) {
             Configuration conf = new Configuration(sc.hadoopConfiguration());
-            LongAccumulator records = sc.sc().longAccumulator("records");
-            LongAccumulator bytes = sc.sc().longAccumulator("bytes");
+            Counter records = Counter.named(sc, "records");
+            Counter bytes = Counter.named(sc, "bytes");
             sc.newAPIHadoopFile(input, INPUT_FORMAT, BytesWritable.class, BytesWritable.class, conf)
                     // Copied out because the record reader reuses its Writables, which are not
                     // Serializable.
@@ -44,7 +42,7 @@ public final class Sort {
                     .sortByKey(ByteOrder.INSTANCE, true, partitions)
                     // Counted after the shuffle: the range partitioner's sampling job re-reads the
                     // input, so a map-side count would include the sample pass.
-                    .mapPartitionsToPair(sorted -> new Iterator<Tuple2<BytesWritable, BytesWritable>>() {
+                    .mapPartitionsToPair(sorted -> new Each<Tuple2<BytesWritable, BytesWritable>>() {
                         private long count;
                         private long size;
 

@@ -6,7 +6,6 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.zip.CRC32;
@@ -16,7 +15,6 @@ import org.apache.hadoop.examples.terasort.TeraOutputFormat;
 import org.apache.hadoop.io.Text;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.util.LongAccumulator;
 
 import scala.Tuple2;
 
@@ -61,8 +59,8 @@ public final class TeraGen {
         }
         String output = args[1];
         try (JavaSparkContext sc = new JavaSparkContext(new SparkConf().setAppName("sbclab TeraGen"))) {
-            LongAccumulator written = sc.sc().longAccumulator("rows");
-            LongAccumulator checksum = sc.sc().longAccumulator("checksum");
+            Counter written = Counter.named(sc, "rows");
+            Counter checksum = Counter.named(sc, "checksum");
             List<Integer> slices = new ArrayList<>();
             for (int p = 0; p < partitions; p++) {
                 slices.add(p);
@@ -134,10 +132,10 @@ public final class TeraGen {
     }
 
     /** Generates rows lazily so a partition of any size streams straight into the output file. */
-    private static final class Rows implements Iterator<Tuple2<Text, Text>> {
+    private static final class Rows extends Each<Tuple2<Text, Text>> {
         private final long end;
-        private final LongAccumulator written;
-        private final LongAccumulator checksum;
+        private final Counter written;
+        private final Counter checksum;
         private final Object one;
         private final Object rowId;
         private final Object rand;
@@ -147,7 +145,7 @@ public final class TeraGen {
         private long rowsDone;
         private long crcSum;
 
-        Rows(long start, long end, LongAccumulator written, LongAccumulator checksum) {
+        Rows(long start, long end, Counter written, Counter checksum) {
             this.row = start;
             this.end = end;
             this.written = written;

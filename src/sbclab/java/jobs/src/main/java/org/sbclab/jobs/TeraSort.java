@@ -1,7 +1,6 @@
 package org.sbclab.jobs;
 
 import java.util.Arrays;
-import java.util.Iterator;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.examples.terasort.TeraOutputFormat;
@@ -11,7 +10,6 @@ import org.apache.hadoop.io.Text;
 import org.apache.hadoop.mapreduce.lib.input.FixedLengthInputFormat;
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.util.LongAccumulator;
 
 import scala.Tuple2;
 
@@ -44,7 +42,7 @@ public final class TeraSort {
             Configuration writeConf = new Configuration(sc.hadoopConfiguration());
             writeConf.setInt("dfs.replication", writeConf.getInt(OUTPUT_REPLICATION, 1));
 
-            LongAccumulator rows = sc.sc().longAccumulator("rows");
+            Counter rows = Counter.named(sc, "rows");
             sc.newAPIHadoopFile(input, FixedLengthInputFormat.class, LongWritable.class, BytesWritable.class,
                             readConf)
                     // Copied out because the record reader reuses its buffer and Writables are not
@@ -57,7 +55,7 @@ public final class TeraSort {
                     .sortByKey(ByteOrder.INSTANCE, true, partitions)
                     // Counted after the shuffle: the range partitioner's sampling job re-reads the
                     // input, so a map-side count would include the sample pass.
-                    .mapPartitionsToPair(sorted -> new Iterator<Tuple2<Text, Text>>() {
+                    .mapPartitionsToPair(sorted -> new Each<Tuple2<Text, Text>>() {
                         private long count;
 
                         @Override

@@ -6,7 +6,6 @@ import java.util.StringTokenizer;
 
 import org.apache.spark.SparkConf;
 import org.apache.spark.api.java.JavaSparkContext;
-import org.apache.spark.util.LongAccumulator;
 
 import scala.Tuple2;
 
@@ -26,9 +25,9 @@ public final class WordCount {
         String input = args[0];
         String output = args[1];
         try (JavaSparkContext sc = new JavaSparkContext(new SparkConf().setAppName("sbclab WordCount"))) {
-            LongAccumulator tokens = sc.sc().longAccumulator("tokens");
-            LongAccumulator distinct = sc.sc().longAccumulator("distinct");
-            LongAccumulator totalCount = sc.sc().longAccumulator("total_count");
+            Counter tokens = Counter.named(sc, "tokens");
+            Counter distinct = Counter.named(sc, "distinct");
+            Counter totalCount = Counter.named(sc, "total_count");
             sc.textFile(input)
                     .flatMapToPair(line -> {
                         StringTokenizer tokenizer = new StringTokenizer(line);
@@ -37,7 +36,7 @@ public final class WordCount {
                             words.add(new Tuple2<>(tokenizer.nextToken(), 1L));
                         }
                         tokens.add(words.size());
-                        return words.iterator();
+                        return Each.of(words.iterator());
                     })
                     .reduceByKey(Long::sum, partitions)
                     .map(wordCount -> {
