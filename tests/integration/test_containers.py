@@ -108,14 +108,15 @@ def test_a_containers_processes_are_the_nodes_and_teardown_removes_what_was_left
 
 
 def test_spark_standalone_in_containers_runs_sort_inside_each_nodes_container(image, tmp_path):
-    """Hajji & Tso's second phase: HDFS and Spark's standalone manager with every daemon and the job's
-    client in a container on its node (one per node, exec'd into); Sort's input written by Spark, as
-    no YARN runs to take MapReduce's RandomWriter; the run says which image."""
+    """Hajji & Tso's second phase on their own versions (Spark 1.4.0 standalone over Hadoop 2.6.4 HDFS,
+    on the Java 8 sbclab assembles): every daemon and the job's client in a container on its node
+    (one per node, exec'd into); Sort's input written by Spark, as no YARN runs to take MapReduce's
+    RandomWriter; the run says which image and which versions."""
     name = "ictrspk"
     remove_if_left(name)
     assert leaked() == NOTHING
     spec = small_spec(name, board=MECHANICS_BOARD, cores=OVERSUBSCRIBED, subnet="10.230.0.0/24",
-                      spark_manager="standalone").model_copy(update={"runtime": "container"})
+                      spark_manager="standalone", stack="hajji-tso-2016").model_copy(update={"runtime": "container"})
     try:
         up = lifecycle.up(spec)
         assert {f"sbclab-{name}-{n.name}-node" for n in spec.nodes} <= set(containers.leftover_names())
@@ -131,6 +132,7 @@ def test_spark_standalone_in_containers_runs_sort_inside_each_nodes_container(im
         assert run.valid, [c for c in run.validity.checks if not c.passed]
         assert run.cluster.runtime == "container" and run.cluster.spark_manager == "standalone"
         assert run.cluster.container["image_digest"] == image.digest
+        assert (run.versions["spark"], run.versions["hadoop"]) == ("1.4.0", "2.6.4") and '"1.8.0' in run.versions["java"]
     finally:
         remove_if_left(name)
     assert leaked() == NOTHING

@@ -235,6 +235,20 @@ def test_the_2021_seeds_job_tables_run_on_its_own_stack(monkeypatch):
     assert not alone.experiments and "3072 MB for its ApplicationMaster" in alone.refused[0]
 
 
+def test_hajji_and_tsos_tables_run_on_their_own_stack_natively_and_in_containers(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("hajji")
+    assert seed.ran_stack == "hajji-tso-2016"
+    native = reproduce.plan_table(seed.tables["table1"], seed, repetitions=1, sizes=None, backend="emulated",
+                                  on_boards=False)
+    [experiment] = native.experiments
+    assert list(experiment.stacks) == ["hajji-tso-2016"] and list(experiment.workers) == [11]
+    assert experiment.cluster.spark_manager == "standalone"
+    both = reproduce.plan_table(seed.tables["table2"], seed, repetitions=1, sizes=None, backend="emulated",
+                                on_boards=False)
+    assert list(both.experiments[0].runtimes) == ["native", "container"]
+
+
 def test_a_slow_first_job_of_fresh_daemons_is_remarked(tmp_path):
     runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0], ("nvme-p31-gen3", 2): [1700.0, 1310.0]})
     runs = [r.model_copy(update={"jobs_before": 0 if r.run_id.endswith("-0") else 1}) for r in runs]

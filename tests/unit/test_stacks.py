@@ -25,6 +25,12 @@ def test_every_seeds_stack_and_the_current_one_run_here():
     with pytest.raises(SbclabError, match="no PySpark here: PySpark 2.3 runs on Python up to 3.7"):
         old.require_pyspark()
     versions.get("current").require_pyspark()
+    # Hajji & Tso's Spark 1.4 on Hadoop 2.6: the poms' profiles for Spark 1 and Hadoop 2 are switched on.
+    oldest = versions.get("hajji-tso-2016")
+    assert (oldest.hadoop, oldest.spark, oldest.scala, oldest.java, oldest.spark_major) == ("2.6.4", "1.4.0", "2.10", (8,), 1)
+    assert oldest.maven_properties()["spark.one"] == "true" and oldest.maven_properties()["hadoop.two"] == "true"
+    assert "hadoop.two" not in old.maven_properties() and old.maven_properties()["spark.one"] == "false"
+    assert oldest.no_sql and oldest.no_pyspark and not old.no_sql
     with pytest.raises(SbclabError, match="Unknown stack 'hadoop-2'") as refused:
         versions.get("hadoop-2")
     assert "lee-park-2026" in refused.value.hint and "current" in refused.value.hint
