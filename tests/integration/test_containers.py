@@ -2,8 +2,11 @@
 it natively: Hajji & Tso's comparison), and a container's processes shaped like the node's native ones.
 and Spark's standalone manager with every node's daemons in a container. The node image is built once into sbclab's cache and reused by later runs."""
 
+import csv
 import os
 import shutil
+import subprocess
+import sys
 import time
 
 import psutil
@@ -135,4 +138,22 @@ def test_spark_standalone_in_containers_runs_sort_inside_each_nodes_container(im
         assert (run.versions["spark"], run.versions["hadoop"]) == ("1.4.0", "2.6.4") and '"1.8.0' in run.versions["java"]
     finally:
         remove_if_left(name)
+    assert leaked() == NOTHING
+
+
+def test_hajji_and_tsos_web_figure_is_reproduced_natively_and_in_a_container(image, tmp_path):
+    """`sbclab reproduce hajji figure4` end to end: nginx's peak rate at 1 and 100 KB on an RPi 2B, natively
+    and in a container, set beside the seed's printed rates and judged on container over native."""
+    results = tmp_path / "results"
+    done = subprocess.run([sys.executable, "-m", "sbclab.cli", "reproduce", "hajji", "figure4", "--repetitions", "1",
+                           "--work", "0.1", "--idle-baseline", "0", "--results", str(results)],
+                          capture_output=True, text=True, timeout=1200, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2809 | " in done.stdout and "957.5 | " in done.stdout  # the seed's 1 KB rates, ours beside
+    runs = list(ResultsStore(results).runs())
+    assert sorted((r.cluster.runtime, r.parameters["doc_size"]) for r in runs) == \
+        [("container", "100KB"), ("container", "1KB"), ("native", "100KB"), ("native", "1KB")]
+    assert all(r.valid for r in runs) and len({r.scale.factor for r in runs}) == 1
+    rows = list(csv.DictReader(open(results / "reproduction" / "hajjitso2016-figure4.csv")))
+    assert sum(1 for r in rows if r["ours_mean"] and r["published"]) == 3, rows
     assert leaked() == NOTHING

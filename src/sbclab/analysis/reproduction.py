@@ -119,6 +119,10 @@ def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any])
     return None
 
 
+# Parameters an experiment spreads over cells of their own, each run holding one of them (doc_size).
+SPREAD_OVER_CELLS = {"doc_sizes_kb"}
+
+
 def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], parameters: dict[str, Any],
              scale: float | None = None) -> bool:
     d = p.dimensions
@@ -153,8 +157,9 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
             return False
     asked = parameters.get(run.workload)
     if asked:
-        # The request names what stands for the seed's cell here (fewer Pi maps under --work).
-        return all(run.parameters.get(k) == v for k, v in asked.items())
+        # The request names what stands for the seed's cell here (fewer Pi maps under --work); a list the
+        # experiment spreads over cells of their own (web's document sizes) is matched per cell above.
+        return all(run.parameters.get(k) == v for k, v in asked.items() if k not in SPREAD_OVER_CELLS)
     return reference.same_parameters(p, run.workload, run.parameters)
 
 
