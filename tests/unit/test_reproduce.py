@@ -228,6 +228,14 @@ def test_the_2021_seeds_job_tables_run_on_its_own_stack(monkeypatch):
                                        on_boards=False, workers=[2])
         assert [list(e.stacks) for e in planned.experiments] == [["lee-oh-park-2021"]], key
         assert not any("cannot run here" in n for n in planned.notes)
+    # Table 22: the desktop as one node of its own (master and worker, upstream settings) beside the Pi
+    # cluster with the desktop master; one board's differences are that board's alone.
+    versus = reproduce.plan_table(seed.tables["table22"], seed, repetitions=1, sizes=None, backend="emulated",
+                                  on_boards=False)
+    shapes = {(e.cluster.board, tuple(e.workers), tuple(e.layouts), tuple(e.presets)) for e in versus.experiments}
+    assert shapes == {("desktop-i5-9600k", (1,), ("master-is-worker",), ("stock",)),
+                      ("rpi4b-4gb", (5,), ("desktop-master",), ("paper-2021",))}
+    assert any("1 workers of rpi4b-4gb" in r for r in versus.refused)
     # The seed's settings give a MapReduce job's ApplicationMaster 3072 MB and a reduce 4096 MB: one 4 GB
     # worker cannot hold both, which is said with the numbers.
     alone = reproduce.plan_table(seed.tables["table14"], seed, repetitions=1, sizes=None, backend="emulated",
@@ -418,3 +426,17 @@ def test_hajji_tsos_web_capacity_is_judged_on_the_container_over_native_ratio(tm
     [overhead] = found.shapes
     assert overhead.label == "1KB: container over native" and overhead.published == pytest.approx(957.5 / 2809)
     assert overhead.ours.value == pytest.approx(1000 / 2900, rel=0.01) and overhead.verdict == "holds"
+
+
+def test_board_ratios_pair_cells_alike_but_for_the_board_and_row_ratios_set_rows_against_the_first():
+    by_size = reproduction.reproduce("leeohpark2021", "Table 20",
+                                     reproduction.Layout(("board", "size"), ("workers",), "wall_time", ("board_ratio",)), [])
+    labels = [s.label for s in by_size.shapes]
+    assert len(labels) == 20 and "workers 1 500MB: rpi4b-4gb over rpi3b" in labels  # never the 4B at 1 GB over the 3B at 500 MB
+    [one] = [s for s in by_size.shapes if s.label == "workers 1 500MB: rpi4b-4gb over rpi3b"]
+    assert one.published == pytest.approx(366.2 / 889.7)
+    versus = reproduction.reproduce("leeohpark2021", "Table 22",
+                                    reproduction.Layout(("board", "workers"), ("engine", "workload"), "wall_time",
+                                                        ("row_ratio",)), [])
+    [five] = [s for s in versus.shapes if s.label == "engine hadoop workload terasort: rpi4b-4gb 5 over desktop-i5-9600k 1"]
+    assert five.published == pytest.approx(123.7 / 128.0) and five.ours is None

@@ -364,18 +364,34 @@ def _intermediate_per_byte(found: Reproduction) -> list[Shape]:
 
 
 def _board_ratios(found: Reproduction) -> list[Shape]:
-    """Each board against the table's first, column by column (a higher-is-better metric: the Pi 5
-    over the Pi 4, the overclocked Pi 5 over the stock one)."""
+    """Each board against the table's first, column by column, among cells alike in every other row
+    dimension (the RPi 4B over the 3B at the same size; a higher-is-better metric: the Pi 5 over the
+    Pi 4, the overclocked Pi 5 over the stock one)."""
     if "board" not in found.layout.rows:
         return []
     at = found.layout.rows.index("board")
     shapes = []
     for column in found.columns:
-        cells = [e for e in found.entries if e.column == column and e.published.value]
-        if len(cells) < 2:
-            continue
+        alike: dict[tuple, list[Entry]] = {}
+        for e in found.entries:
+            if e.column == column and e.published.value:
+                alike.setdefault(e.row[:at] + e.row[at + 1:], []).append(e)
         named = " ".join(f"{d} {v}" for d, v in zip(found.layout.columns, column) if v is not None)
-        shapes += [_over_first("board ratio", f"{named}: {other.row[at]} over {cells[0].row[at]}".strip(), other, cells[0])
+        for rest, cells in alike.items():
+            where = " ".join(w for w in (named, _label(rest)) if w)
+            shapes += [_over_first("board ratio", f"{where}: {other.row[at]} over {cells[0].row[at]}".strip(), other,
+                                   cells[0]) for other in cells[1:]]
+    return shapes
+
+
+def _row_ratios(found: Reproduction) -> list[Shape]:
+    """Each row against the table's first, column by column: the 2021 seed's Pi clusters of one and five
+    workers against its desktop (seconds: above 1, the desktop was faster)."""
+    shapes = []
+    for column in found.columns:
+        cells = [e for e in found.entries if e.column == column and e.published.value]
+        named = " ".join(f"{d} {v}" for d, v in zip(found.layout.columns, column) if v is not None)
+        shapes += [_over_first("row ratio", f"{named}: {_label(other.row)} over {_label(cells[0].row)}", other, cells[0])
                    for other in cells[1:]]
     return shapes
 
@@ -423,7 +439,7 @@ def _label(values: tuple) -> str:
 
 SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte,
           "board_ratio": _board_ratios, "thread_scaling": _thread_scaling, "efficiency": _efficiencies,
-          "runtime_ratio": _runtime_ratios}
+          "runtime_ratio": _runtime_ratios, "row_ratio": _row_ratios}
 
 
 

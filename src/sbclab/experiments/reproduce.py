@@ -37,6 +37,8 @@ class Table:
     layout: dict[str, Any] | None = None
     shapes: tuple[str, ...] = ()
     circular: bool = False
+    # What differs for one board of the table (the 2021 seed's desktop ran as one node, master and worker).
+    per_board: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -69,7 +71,7 @@ def seeds() -> dict[str, Seed]:
                               reason=t.get("reason", ""), reference=t.get("reference"),
                               experiment=t.get("experiment"), boards=tuple(t.get("boards", ())),
                               layout=t.get("layout"), shapes=tuple(t.get("shapes", ())),
-                              circular=bool(t.get("circular")))
+                              circular=bool(t.get("circular")), per_board=dict(t.get("per_board") or {}))
                   for name, t in seed["tables"].items()}
         found[key] = Seed(key, tuple(str(n) for n in seed["names"]), seed["citation"], seed["board"], tables,
                           seed.get("stack", stack_versions.FIRST))
@@ -150,6 +152,7 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                "cluster": {**(table.experiment or {}).get("cluster", {}), "name": "repro", "board": board_name,
                            **({} if on_boards else {"backend": backend})},
                "repetitions": repetitions, "stacks": [seed_.ran_stack]}
+        raw.update(copy.deepcopy(table.per_board.get(board_name, {})))
         if monitor:
             raw["monitor"] = {**raw.get("monitor", {}), **monitor}
         if workers:
