@@ -42,7 +42,7 @@ demo: setup
 # the host. The host is calibrated first, alone: every cluster's shaping derives from it.
 TEST_WORKERS ?= 2
 # Each worker takes the next module as it finishes one: the longest go first, the unit tests fill the end.
-LONGEST_FIRST := tests/integration/test_suite.py tests/integration/test_ssh_boards.py
+LONGEST_FIRST := tests/integration/test_suite.py tests/integration/test_ssh_boards.py tests/integration/test_reproduce.py
 PYTEST := $(BIN)/pytest -v --instafail --durations=25 --timeout=1200
 
 test: setup

@@ -146,7 +146,9 @@ def test_hajji_and_tsos_web_figure_is_reproduced_natively_and_in_a_container(ima
     and in a container, set beside the seed's printed rates and judged on container over native."""
     results = tmp_path / "results"
     done = subprocess.run([sys.executable, "-m", "sbclab.cli", "reproduce", "hajji", "figure4", "--repetitions", "1",
-                           "--work", "0.1", "--idle-baseline", "0", "--results", str(results)],
+                           "--work", "0.1", "--idle-baseline", "0", "--results", str(results),
+                           # test_reproduce.py's reproductions may run beside it, under the default name and subnet.
+                           "--name", "ihajfig", "--subnet", "10.236.0.0/24"],
                           capture_output=True, text=True, timeout=1200, env={**os.environ, "COLUMNS": "200"})
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2809 | " in done.stdout and "957.5 | " in done.stdout  # the seed's 1 KB rates, ours beside

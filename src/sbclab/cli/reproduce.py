@@ -11,6 +11,7 @@ from ..analysis.reproduction import Layout, Reproduction
 from ..cluster import inventory
 from ..experiments import orchestrator, plan, reproduce
 from ..experiments.display import ProgressDisplay
+from ..experiments.model import ClusterSettings
 from ..results.store import ResultsStore
 from ..units import format_size
 from .bench import show_estimate, show_shapes
@@ -104,12 +105,16 @@ def _ours(e: reproduction.Entry) -> str:
 @click.option("--dry-run", is_flag=True, help="Show the cells and cluster shapes without running anything.")
 @click.option("--estimate", is_flag=True, help="Show how long the tables will take, without running anything.")
 @click.option("--backend", type=click.Choice(["emulated", "processes"]), default=None)
+@click.option("--name", "cluster_name", default=reproduce.CLUSTER_NAME, show_default=True,
+              help="Name of the clusters the tables run on; two reproductions side by side need two names.")
+@click.option("--subnet", default=ClusterSettings().subnet, show_default=True,
+              help="Private network of the emulated nodes; two reproductions side by side need two subnets.")
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run on the boards of this YAML inventory over SSH.")
 @host_key_options
 @monitor_options
 def reproduce_command(seed, tables, list_only, results, repetitions, sizes, workers, media, work, dry_run, estimate,
-                      backend, inventory_file, keys: HostKeys, monitoring: Monitoring):
+                      backend, cluster_name, subnet, inventory_file, keys: HostKeys, monitoring: Monitoring):
     """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
     if list_only or not seed:
         list_tables()
@@ -123,7 +128,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
     for t in chosen:
         planned = reproduce.plan_table(t, found_seed, repetitions=repetitions, sizes=sizes, backend=backend,
                                        on_boards=access is not None, workers=workers, storage=media, work=work,
-                                       monitor=given)
+                                       monitor=given, cluster={"name": cluster_name, "subnet": subnet})
         console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
         for refusal in planned.refused:
             say(f"not run here: {refusal}")

@@ -20,6 +20,7 @@ from ..units import format_size, parse_size
 from . import plan
 from .model import ClusterSettings, Experiment, parse
 
+CLUSTER_NAME = "repro"
 MIN_SIZE = 2**20  # also HDFS's smallest block (dfs.namenode.fs-limits.min-block-size)
 SEEDS_BLOCK_SIZE = 128 * 2**20  # HDFS's default, which the seeds kept
 
@@ -121,9 +122,9 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
     cluster = raw.get("cluster", {})
     storage = (raw.get("storage") or ["nvme"])[0]
     try:
-        spec = plan.spec_for(name=cluster.get("name", "repro"), workers=workers, board=cluster["board"],
+        spec = plan.spec_for(name=cluster.get("name", CLUSTER_NAME), workers=workers, board=cluster["board"],
                              storage=storage, preset=(raw.get("presets") or ["paper"])[0], backend=backend,
-                             subnet=ClusterSettings().subnet, spark_manager=cluster.get("spark_manager", "yarn"),
+                             subnet=cluster.get("subnet", ClusterSettings().subnet), spark_manager=cluster.get("spark_manager", "yarn"),
                              layout=(raw.get("layouts") or ["separate-master"])[0],
                              master_board=cluster.get("master_board"), master_storage=cluster.get("master_storage"),
                              stack=(raw.get("stacks") or [stack_versions.FIRST])[0])
@@ -136,10 +137,12 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
 
 def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] | None, backend: str | None,
                on_boards: bool, board: str | None = None, workers: list[int] | None = None,
-               storage: list[str] | None = None, work: float = 1.0, monitor: dict[str, Any] | None = None) -> Planned:
+               storage: list[str] | None = None, work: float = 1.0, monitor: dict[str, Any] | None = None,
+               cluster: dict[str, str] | None = None) -> Planned:
     """The table's experiments as this host can run them. `work` < 1 runs that share of the seed's work
     (Pi maps, data sizes), and the reproduction then judges speedups on the fitted model; `monitor`
-    holds monitoring settings given over the table's own (the idle baseline, power sources)."""
+    holds monitoring settings given over the table's own (the idle baseline, power sources); `cluster` the
+    clusters' name and subnet (two reproductions side by side need their own)."""
     planned = Planned(table, work=work)
     if table.runs != "here" and not (on_boards and table.runs == "boards"):
         planned.refused.append(table.reason or table.status)
@@ -149,8 +152,8 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
     for board_name in (table.boards or (board or seed_.board,)):
         # A copy: the table's experiment is the cached seed data, shared by tables that name the same runs.
         raw = {**copy.deepcopy(table.experiment), "name": f"{seed_.names[0]} {table.key}",
-               "cluster": {**(table.experiment or {}).get("cluster", {}), "name": "repro", "board": board_name,
-                           **({} if on_boards else {"backend": backend})},
+               "cluster": {**(table.experiment or {}).get("cluster", {}), "name": CLUSTER_NAME, "board": board_name,
+                           **({} if on_boards else {"backend": backend}), **(cluster or {})},
                "repetitions": repetitions, "stacks": [seed_.ran_stack]}
         raw.update(copy.deepcopy(table.per_board.get(board_name, {})))
         if monitor:
