@@ -41,8 +41,11 @@ demo: setup
 # module's cluster; the tests marked `measurement` (what an emulated node measures) then run alone on
 # the host. The host is calibrated first, alone: every cluster's shaping derives from it.
 TEST_WORKERS ?= 2
-# Each worker takes the next module as it finishes one: the longest go first, the unit tests fill the end.
-LONGEST_FIRST := tests/integration/test_suite.py tests/integration/test_ssh_boards.py tests/integration/test_reproduce.py
+# Each worker takes the next module as it finishes one: the modules go longest first (as measured in a
+# whole run, docs/notes.md "Test time"), the short ones and the unit tests fill the end.
+LONGEST_FIRST := $(addprefix tests/integration/,test_suite.py test_ssh_boards.py test_reproduce.py \
+	test_small_boards.py test_cluster.py test_containers.py test_seed_stacks.py test_wheel.py \
+	test_debian13_boards.py test_layouts.py)
 PYTEST := $(BIN)/pytest -v --instafail --durations=25 --timeout=1200
 
 test: setup
