@@ -78,7 +78,7 @@ def assemble(major: int, refresh: bool = False) -> Path:
     runtime = RUNTIMES.get(major)
     if runtime is None:
         raise SbclabError(f"sbclab cannot assemble a Java {major} runtime.",
-                          f"Install one and set SBCLAB_JAVA_HOME to it.")
+                          "Install one and set SBCLAB_JAVA_HOME to it.")
     arch = host_arch()
     if arch not in LOADERS:
         raise SbclabError(f"sbclab assembles Java {major} for amd64 and arm64 hosts, not {arch}.",
@@ -87,8 +87,8 @@ def assemble(major: int, refresh: bool = False) -> Path:
     if (target / "MANIFEST.json").exists() and not refresh:
         return target
     missing = [package for tool, package in TOOLS.items() if shutil.which(tool) is None]
-    if missing or not Path(KEYRING).exists():
-        missing += [] if Path(KEYRING).exists() else ["debian-archive-keyring"]
+    missing += [] if Path(KEYRING).exists() else ["debian-archive-keyring"]
+    if missing:
         raise SbclabError(f"Assembling Java {major} from Debian's packages needs {', '.join(missing)}.",
                           f"Run 'make setup' (or apt-get install {' '.join(missing)}).")
     target.parent.mkdir(parents=True, exist_ok=True)
