@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from sbclab.errors import SbclabError
 from sbclab.stack import java, jre
 
 
@@ -68,5 +69,5 @@ def test_an_assembled_runtime_is_found_after_the_installed_ones(tmp_path, monkey
 
 def test_a_java_sbclab_cannot_assemble_is_one_sentence():
     assert jre.can_assemble((8,)) and not jre.can_assemble((11, 17))
-    with pytest.raises(Exception, match="cannot assemble a Java 11 runtime"):
+    with pytest.raises(SbclabError, match="cannot assemble a Java 11 runtime"):
         jre.assemble(11)

@@ -222,7 +222,7 @@ def test_work_and_storage_choose_a_share_of_the_table_without_changing_it(monkey
 def test_the_2021_seeds_job_tables_run_on_its_own_stack(monkeypatch):
     _fixed_host(monkeypatch)
     seed = reproduce.seed("2021")
-    assert seed.ran_stack == seed.stack == "lee-oh-park-2021"
+    assert seed.stack == "lee-oh-park-2021"
     for key in ("table12", "table14", "table18", "table19"):
         planned = reproduce.plan_table(seed.tables[key], seed, repetitions=1, sizes=None, backend="emulated",
                                        on_boards=False, workers=[2])
@@ -246,7 +246,7 @@ def test_the_2021_seeds_job_tables_run_on_its_own_stack(monkeypatch):
 def test_hajji_and_tsos_tables_run_on_their_own_stack_natively_and_in_containers(monkeypatch):
     _fixed_host(monkeypatch)
     seed = reproduce.seed("hajji")
-    assert seed.ran_stack == "hajji-tso-2016"
+    assert seed.stack == "hajji-tso-2016"
     native = reproduce.plan_table(seed.tables["table1"], seed, repetitions=1, sizes=None, backend="emulated",
                                   on_boards=False)
     [experiment] = native.experiments

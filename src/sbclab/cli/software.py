@@ -44,14 +44,11 @@ def stack_list():
     """Every named stack: its versions, the Java it runs on, whether it is fetched."""
     rows = []
     for stack in stack_versions.STACKS.values():
-        if stack.unavailable:
-            state = f"cannot run here: {stack.unavailable}"
-        else:
-            try:
-                distribution.require_fetched(distribution.installed(stack.name, check=False))
-                state = "fetched"
-            except SbclabError:
-                state = "not fetched ('sbclab stack fetch')"
+        try:
+            distribution.require_fetched(distribution.installed(stack.name, check=False))
+            state = "fetched"
+        except SbclabError:
+            state = "not fetched ('sbclab stack fetch')"
         rows.append([stack.name + (" (default)" if stack.name == stack_versions.DEFAULT else ""), stack.hadoop,
                      f"{stack.spark} (Scala {stack.scala})", ", ".join(map(str, stack.java)), stack.description, state])
     console.print(table("Stacks", ["name", "Hadoop", "Spark", "Java", "what", "here"], rows))

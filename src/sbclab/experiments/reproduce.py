@@ -53,14 +53,8 @@ class Seed:
     citation: str
     board: str
     tables: dict[str, Table]
-    # The stack its cells run on: its own where sbclab can run it, else the nearest that runs here
-    # (ran_stack), the difference said in the output and recorded in every run.
+    # The seed's own versions, which its cells run on (recorded in every run).
     stack: str = stack_versions.FIRST
-
-    @property
-    def ran_stack(self) -> str:
-        own = stack_versions.STACKS.get(self.stack)
-        return self.stack if own is not None and own.unavailable is None else stack_versions.FIRST
 
 
 @functools.lru_cache(maxsize=1)
@@ -154,7 +148,7 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
         raw = {**copy.deepcopy(table.experiment), "name": f"{seed_.names[0]} {table.key}",
                "cluster": {**(table.experiment or {}).get("cluster", {}), "name": CLUSTER_NAME, "board": board_name,
                            **({} if on_boards else {"backend": backend}), **(cluster or {})},
-               "repetitions": repetitions, "stacks": [seed_.ran_stack]}
+               "repetitions": repetitions, "stacks": [seed_.stack]}
         raw.update(copy.deepcopy(table.per_board.get(board_name, {})))
         if monitor:
             raw["monitor"] = {**raw.get("monitor", {}), **monitor}
@@ -182,10 +176,6 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                 continue
             raw["workers"] = kept
         raws.append(raw)
-    own = stack_versions.STACKS.get(seed_.stack)
-    if seed_.ran_stack != seed_.stack and own is not None and any(plan.needs_stack(parse(raw)) for raw in raws):
-        planned.notes.append(f"the seed's own versions (Hadoop {own.hadoop}, Spark {own.spark}) cannot run here: "
-                             f"{own.unavailable}; its jobs ran on the {seed_.ran_stack} stack")
     if backend == "emulated" and len(raws) > 1:
         # Boards set side by side run at one scale, so their ratio is the boards' and not the emulation's.
         common = math.floor(min(_shared_factor(raw) for raw in raws) * 1e4) / 1e4  # as the limit is checked

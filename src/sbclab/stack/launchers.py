@@ -91,11 +91,16 @@ exec "$SPARK_HOME/bin/spark-submit" "$@"
 """
 
 
+def _refusal(stack: Stack, command: str, why: str, instead: str) -> str:
+    """A launcher for a command the cluster's stack does not have: one sentence, and what to use."""
+    said = (f"{command} is not in the {stack.dist.stack.name} stack: {why}. {instead}, "
+            "or a cluster of a stack that has it (sbclab stack list).")
+    return f"#!/bin/sh\necho {shlex.quote(said)} >&2\nexit 1\n"
+
+
 def _pyspark_script(stack: Stack) -> str:
-    versions = stack.dist.stack
-    if versions.no_pyspark:
-        refusal = f"pyspark is not in the {versions.name} stack: {versions.no_pyspark}. Use spark-shell or spark-sql."
-        return f"#!/bin/sh\necho {shlex.quote(refusal)} >&2\nexit 1\n"
+    if stack.dist.stack.no_pyspark:
+        return _refusal(stack, "pyspark", stack.dist.stack.no_pyspark, "Use spark-shell or spark-sql")
     path = ":".join(str(archive) for archive in stack.dist.pyspark_archives)
     return f"""#!/bin/sh
 # pyspark for sbclab cluster {stack.spec.name}: Python's shell with a SparkContext (sc) and a SparkSession (spark)
@@ -114,10 +119,8 @@ SUBMIT_OPTIONS = ("--conf", "--master", "--name", "--queue", "--driver-memory", 
 
 
 def _spark_sql_script(stack: Stack) -> str:
-    versions = stack.dist.stack
-    if versions.no_sql:
-        refusal = f"spark-sql is not in the {versions.name} stack: {versions.no_sql}. Use spark-shell or spark-submit."
-        return f"#!/bin/sh\necho {shlex.quote(refusal)} >&2\nexit 1\n"
+    if stack.dist.stack.no_sql:
+        return _refusal(stack, "spark-sql", stack.dist.stack.no_sql, "Use spark-shell or spark-submit")
     return f"""#!/usr/bin/env bash
 # spark-sql for sbclab cluster {stack.spec.name}: Spark SQL statements (-e, -f, or a prompt) through spark-submit,
 # answered by sbclab's SqlShell with Spark's in-memory catalog (tables and views last for the session).
@@ -136,11 +139,8 @@ exec "$(dirname "$0")/spark-submit" --class org.sbclab.jobs.SqlShell --name spar
 
 
 def _spark_shell_script(stack: Stack) -> str:
-    versions = stack.dist.stack
-    if versions.no_repl:
-        refusal = (f"spark-shell is not in the {versions.name} stack: {versions.no_repl}. Use pyspark or spark-sql, "
-                   f"or a cluster of a stack that has it (sbclab stack list).")
-        return f"#!/bin/sh\necho {shlex.quote(refusal)} >&2\nexit 1\n"
+    if stack.dist.stack.no_repl:
+        return _refusal(stack, "spark-shell", stack.dist.stack.no_repl, "Use pyspark or spark-sql")
     return f"""#!/bin/sh
 # spark-shell for sbclab cluster {stack.spec.name}: Spark's REPL with `sc` and `spark`, through spark-submit as
 # Spark's own script starts it.

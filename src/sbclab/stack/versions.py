@@ -24,7 +24,6 @@ class StackVersions:
     # Python it runs on, from the pyspark release's own setup.py.
     py4j: str = ""
     python: tuple[int, int] = (3, 8)
-    unavailable: str | None = None  # why it cannot run here, in one sentence
     # Why the stack has no spark-shell (Spark's REPL, spark-repl, is not on Maven Central here), or None.
     no_repl: str | None = None
     # Hadoop's MapReduce examples (TeraGen, TeraSort, WordCount, Grep, Pi) where Maven Central lacks the
@@ -98,18 +97,15 @@ DEFAULT = "current"
 
 
 def runnable() -> list[str]:
-    """The stacks that run here."""
-    return [s.name for s in STACKS.values() if s.unavailable is None]
+    """The stacks that run here: every one, those on Java 8 with the runtime sbclab assembles (jre.py)."""
+    return list(STACKS)
 
 
 def get(name: str) -> StackVersions:
-    """A stack that can run here, or one sentence saying why not and what to choose."""
+    """A named stack, or one sentence saying which there are."""
     found = STACKS.get(name)
     if found is None:
         raise SbclabError(f"Unknown stack '{name}'.", f"Choose one of: {', '.join(runnable())} ('sbclab stack list').")
-    if found.unavailable:
-        raise SbclabError(f"The {name} stack cannot run here: {found.unavailable}.",
-                          f"Choose one of: {', '.join(runnable())}.")
     return found
 
 
