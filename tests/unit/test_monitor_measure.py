@@ -39,6 +39,9 @@ def test_a_busy_and_an_idle_node_over_a_window():
     worker, master = m.nodes["worker1"], m.nodes["master"]
     assert worker.cpu_busy_pct_mean == 100.0 and master.cpu_busy_pct_mean == 0.0
     assert worker.disk_write_bytes == 10 * 10**6 and worker.net_rx_bytes == 10_000
+    # The level a node held and its highest rate of one interval (Hajji & Tso's figures read these).
+    assert worker.cpu_busy_pct_p90 == 100.0 and master.cpu_busy_pct_p90 == 0.0
+    assert worker.net_rx_peak_bps == pytest.approx(1000) and worker.net_tx_peak_bps == 0
     # Pi 5 profile: 5.54 W idle, 10.31 W flat out.
     assert m.power["worker1"].avg_w == pytest.approx(10.31) and m.power["master"].avg_w == pytest.approx(5.54)
     assert m.power["worker1"].energy_j == pytest.approx(103.1)

@@ -116,7 +116,60 @@ def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any])
         return run.result.get("rmax_gflops")
     if metric == "web_peak_rate":
         return run.result.get("peak_rate") or None
+    if metric in WORKER_METRICS:
+        return _per_worker(run, WORKER_METRICS[metric], unit)
     return None
+
+
+def _cpu_level(figures, node, power) -> float | None:
+    return figures.cpu_busy_pct_p90
+
+
+def _cpu_mean(figures, node, power) -> float | None:
+    return figures.cpu_busy_pct_mean
+
+
+def _memory_share(figures, node, power) -> float | None:
+    if figures.mem_used_max_bytes is None or not node.memory_bytes:
+        return None
+    return 100 * figures.mem_used_max_bytes / node.memory_bytes
+
+
+def _network_peak(figures, node, power) -> float | None:
+    """The higher of the reception and transmission peaks, in bits per second (the seed's Mbps)."""
+    peaks = [p for p in (figures.net_rx_peak_bps, figures.net_tx_peak_bps) if p is not None]
+    return 8 * max(peaks) if peaks else None
+
+
+def _energy(figures, node, power) -> float | None:
+    return power.energy_j if power else None
+
+
+# What Hajji & Tso read off one worker's series during a job (their Figures 5-14): each of our
+# workers' figure, averaged over the workers that ran tasks. Units: % of the node, bit/s, J.
+WORKER_METRICS = {"worker_cpu_busy_pct": _cpu_level, "worker_cpu_busy_mean_pct": _cpu_mean, "worker_memory_pct": _memory_share,
+                  "worker_net_peak": _network_peak, "worker_energy": _energy}
+_WORKER_UNITS = {"Mbps": 1e6, "kbps": 1e3}
+
+
+def _per_worker(run: RunRecord, figure, unit: str) -> float | None:
+    measured = run.measurements
+    if not measured or not measured.nodes:
+        return None
+    values = []
+    for node in run.cluster.task_nodes:
+        figures = measured.nodes.get(node.name)
+        value = figure(figures, node, measured.power.get(node.name)) if figures else None
+        if value is not None:
+            values.append(value / _WORKER_UNITS.get(unit, 1.0))
+    return sum(values) / len(values) if values else None
+
+
+def estimated_energy(runs: list[RunRecord]) -> bool:
+    """Whether any run's workers' energy is a power model's estimate (every emulated node's is) rather than
+    a meter's."""
+    return any(power.estimate for r in runs if r.measurements for n in r.cluster.task_nodes
+               if (power := r.measurements.power.get(n.name)))
 
 
 # Parameters an experiment spreads over cells of their own, each run holding one of them (doc_size).
@@ -205,6 +258,7 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
             found.notes.append(f"{_label(e.row)} {_label(e.column)}: {cold}")
     for kind in layout.shapes:
         found.shapes += SHAPES[kind](found)
+    _energy_of_a_model(found, [by_id[i] for e in entries for i in e.runs])
     if any(e.scale_factor for e in entries):
         found.notes.append("emulated: our values are those of a cluster scaled down by the factor shown; seconds and "
                            "rates are not comparable with the boards', only the shapes are judged")
@@ -433,13 +487,82 @@ def _runtime_ratios(found: Reproduction) -> list[Shape]:
     return shapes
 
 
+def _levels(found: Reproduction) -> list[Shape]:
+    """A share of the node (CPU busy, memory used, %) published and ours, cell by cell: a share has no
+    unit a scaled-down node changes, so the level itself is the shape (Hajji & Tso's worker at 20 %
+    CPU with 1 GB to count, 100 % with 6 GB: fewer tasks than cores, then more)."""
+    shapes = []
+    for e in found.entries:
+        if not e.published.value:
+            continue
+        ours = stats.Derived(e.ours.mean, e.ours.ci_low, e.ours.ci_high) if e.ours else None
+        label = f"{_label(e.row)} {_label(e.column)}".strip()
+        verdict, detail = judge(e.published.value, ours)
+        if e.published.inferred:
+            detail += f"; the seed's value is inferred: {e.published.inferred}"
+        shapes.append(Shape("level", label, e.published.value, ours, verdict, detail, row=e.row))
+    return shapes
+
+
+def _orders(found: Reproduction) -> list[Shape]:
+    """Where the seed says only which cell is higher (Hajji & Tso: a worker's energy is higher at 6 GB,
+    its CPU higher in Docker at 6 GB; no values printed), the cell it names over each unvalued cell that
+    differs from it only in the dimension the claim is `over`. Holds when our whole interval is above 1,
+    differs when it is below."""
+    shapes = []
+    dimensions = (*found.layout.rows, *found.layout.columns)
+    named = {id(e): dict(zip(dimensions, (*e.row, *e.column))) for e in found.entries}
+    claimed = [e for e in found.entries if e.published.dimensions.get("claim") == "higher"]
+    for top in claimed:
+        alike = [d for d in dimensions if d != top.published.dimensions.get("over")]
+        others = [e for e in found.entries if e is not top and e.published.value is None
+                  and not e.published.dimensions.get("claim")
+                  and all(named[id(e)][d] == named[id(top)][d] for d in alike)]
+        for other in others:
+            ours = stats.ratio(top.ours, other.ours) if top.ours and other.ours else None
+            label = f"{_cell_name(found, top)} over {_cell_name(found, other)}"
+            if ours is None or ours.ci_low is None:
+                verdict, detail = judge(1.0, ours)
+            elif ours.ci_low > 1:
+                verdict, detail = "holds", f"ours above 1 ({ours.ci_low:.3g}-{ours.ci_high:.3g})"
+            elif ours.ci_high < 1:
+                verdict, detail = "differs", f"ours below 1 ({ours.ci_low:.3g}-{ours.ci_high:.3g})"
+            else:
+                verdict, detail = "not measurable here", f"our interval {ours.ci_low:.3g}-{ours.ci_high:.3g} holds 1"
+            shapes.append(Shape("higher", label, 1.0, ours, verdict,
+                                f"{detail}; the seed printed no values, only which is higher "
+                                f"(\"{top.published.printed}\")", row=top.row))
+    return shapes
+
+
+def _cell_name(found: Reproduction, e: Entry) -> str:
+    """A cell by its layout's values, a cell of no runtime named native (the seeds' rows say only 'Docker')."""
+    named = [*zip(found.layout.rows, e.row), *zip(found.layout.columns, e.column)]
+    return " ".join(str(v if v is not None or d != "runtime" else "native") for d, v in named
+                    if v is not None or d == "runtime")
+
+
+def _energy_of_a_model(found: Reproduction, runs: list[RunRecord]) -> None:
+    """Energy our power model gave for emulated time is not set against a seed's meter: its verdicts
+    become not measurable, saying why (the ratios stay shown)."""
+    if found.layout.metric != "worker_energy" or not estimated_energy(runs):
+        return
+    for shape in found.shapes:
+        shape.verdict = "not measurable here"
+        shape.detail = ("ours is the board's power model at the node's CPU use over our runs' time, not a meter's "
+                        "reading; " + shape.detail)
+    found.notes.append("energy: ours is the power model applied to the runs' time (estimate), the seed's was metered; "
+                       "shown, not judged")
+
+
 def _label(values: tuple) -> str:
     return " ".join(str(v) for v in values if v is not None)
 
 
 SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte,
           "board_ratio": _board_ratios, "thread_scaling": _thread_scaling, "efficiency": _efficiencies,
-          "runtime_ratio": _runtime_ratios, "row_ratio": _row_ratios}
+          "runtime_ratio": _runtime_ratios, "row_ratio": _row_ratios, "level": _levels,
+          "order": _orders}
 
 
 

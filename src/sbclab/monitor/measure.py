@@ -4,6 +4,8 @@ phases, intermediate data, power and energy, health flags — and the time serie
 import math
 from typing import Any
 
+import numpy
+
 from ..cluster.spec import ClusterSpec
 from ..results.measurements import ClusterPower, Flag, Intermediate, Measurements, NodeFigures, PowerFigures
 from . import health, intermediate, power, series
@@ -26,6 +28,11 @@ def _max(values: list) -> Any:
 def _min(values: list) -> Any:
     values = [v for v in values if v is not None]
     return min(values) if values else None
+
+
+def _p90(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(float(numpy.percentile(values, 90, method="inverted_cdf")), 2) if values else None
 
 
 def _busy(r: dict) -> float | None:
@@ -69,6 +76,7 @@ def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: floa
     return NodeFigures(
         scope=target.get("scope", "node"), samples=len(inside),
         cpu_busy_pct_mean=_mean([_busy(r) for r in inside]), cpu_busy_pct_max=_max([_busy(r) for r in inside]),
+        cpu_busy_pct_p90=_p90([_busy(r) for r in inside]),
         cpu_iowait_pct_mean=_mean([r.get("cpu_iowait_pct") for r in inside]),
         cpu_cores_used_max=_max([r.get("cpu_cores_used") for r in inside]),
         cpu_capacity_cores=target.get("cpu_capacity"), load_max=_max([r.get("load") for r in inside]),
@@ -77,6 +85,8 @@ def node_figures(recorded: dict, rows: list[dict], gaps: list[dict], start: floa
         disk_read_bytes=total("disk", "read_bytes"), disk_write_bytes=total("disk", "write_bytes"),
         disk_busy_pct_mean=_mean([r.get("disk_busy_pct") for r in inside]),
         net_rx_bytes=total("net", "rx_bytes"), net_tx_bytes=total("net", "tx_bytes"),
+        net_rx_peak_bps=_max([r.get("net_rx_bps") for r in inside]),
+        net_tx_peak_bps=_max([r.get("net_tx_bps") for r in inside]),
         clock_mhz_min=_min([r.get("clock_mhz_min") for r in inside]),
         temp_max_c=_max([r.get("temp_max_c") for r in inside]), throttled_bits=bits if throttled else None,
         gaps=[g for g in gaps if g["from"] < end and g["to"] > start], sampler_errors=errors,

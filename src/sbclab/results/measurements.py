@@ -28,6 +28,9 @@ class NodeFigures(_Part):
     samples: int
     cpu_busy_pct_mean: float | None = None
     cpu_busy_pct_max: float | None = None
+    # The level a node held while it worked, without the one-sample spikes of JVMs starting (Hajji & Tso
+    # read their workers' CPU plateaus off such series).
+    cpu_busy_pct_p90: float | None = None
     cpu_iowait_pct_mean: float | None = None
     cpu_cores_used_max: float | None = None
     cpu_capacity_cores: float | None = None
@@ -40,6 +43,8 @@ class NodeFigures(_Part):
     disk_busy_pct_mean: float | None = None
     net_rx_bytes: int | None = None
     net_tx_bytes: int | None = None
+    net_rx_peak_bps: float | None = None  # the highest rate of one sampling interval
+    net_tx_peak_bps: float | None = None
     clock_mhz_min: float | None = None
     temp_max_c: float | None = None
     throttled_bits: int | None = None
