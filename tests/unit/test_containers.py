@@ -4,8 +4,11 @@ which runtime a node answers with (a test double for the transport)."""
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from sbclab.cluster import containers
 from sbclab.cluster.transport import Captured
+from sbclab.errors import SbclabError
 
 PODMAN = containers.Runtime("podman", "4.3.1", ("--root", "/store"), ("--cgroups=disabled",))
 DOCKER = containers.Runtime("docker", "24.0.5")
@@ -105,3 +108,54 @@ def test_no_runtime_is_one_sentence_naming_what_each_said():
     assert isinstance(said, str) and "worker1" in said and "podman: not installed" in said
     assert "Cannot connect to the Docker daemon" in said and "\n" not in said
     assert "plain processes" in containers.runtime_on(Answering({}, runtimes=()), NODE)
+
+
+class Board:
+    """A board double: `uname -m` answers `machine`, the runtime's image inspect answers once the image was
+    loaded, and `run` records what it was fed."""
+
+    name, shares_host = "ssh", False
+
+    def __init__(self, machine: str, holds: bool = False, tmp_path=None):
+        self.machine, self.holds, self.fed = machine, holds, []
+        self.state = SimpleNamespace(root=tmp_path)
+
+    def capture(self, node, argv, env=None, timeout_s=120):
+        if argv == ["uname", "-m"]:
+            return Captured(0, f"{self.machine}\n".encode(), b"")
+        if argv[1:3] == ["image", "inspect"]:
+            return Captured(0, b"sha256:beef 123\n", b"") if self.holds else Captured(1, b"", b"no such image")
+        raise AssertionError(argv)
+
+    def run(self, node, argv, env, log, timeout_s=None, label="command", feed=None):
+        self.fed.append((node.name, argv, feed))
+        self.holds = True
+        return 0
+
+
+def _built_here(monkeypatch):
+    here = containers.Runtime("podman", "4.3.1", ("--root", "/store"))
+    image = containers.Image("sbclab/node:abc", "sha256:beef", "abc", 123)
+    monkeypatch.setattr(containers, "runtime_here", lambda: here)
+    monkeypatch.setattr(containers, "ensure_image", lambda runtime, progress=None: image)
+    monkeypatch.setattr(containers, "_host_architecture", lambda: "amd64")
+    return here
+
+
+def test_the_node_image_is_streamed_to_a_board_of_this_architecture_once(monkeypatch, tmp_path):
+    here = _built_here(monkeypatch)
+    board, docker = Board("x86_64", tmp_path=tmp_path), containers.Runtime("docker", "24.0.5")
+    image = containers.image_for(board, docker, [NODE])
+    [(node, argv, feed)] = board.fed
+    assert node == "worker1" and argv == ["docker", "load"]
+    assert feed == [*here.command("save", "--format", "docker-archive", "sbclab/node:abc")]
+    assert image.record() == {"image": "sbclab/node:abc", "image_digest": "sha256:beef"}
+    containers.image_for(board, docker, [NODE])
+    assert len(board.fed) == 1, "a board that holds the image gets nothing again"
+
+
+def test_a_board_of_another_architecture_is_refused_with_the_reason(monkeypatch, tmp_path):
+    _built_here(monkeypatch)
+    with pytest.raises(SbclabError) as err:
+        containers.image_for(Board("aarch64", tmp_path=tmp_path), containers.Runtime("podman", "4.3.1"), [NODE])
+    assert "amd64" in err.value.message and "worker1 is arm64" in err.value.message

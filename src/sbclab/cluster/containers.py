@@ -367,13 +367,55 @@ def ensure_image(runtime: Runtime, recipe: Recipe | None = None, progress=lambda
     return Image(recipe.tag, found[0], recipe.digest(), found[1], seconds)
 
 
-def image_for(transport: Transport, runtime: Runtime, progress=lambda message: None) -> Image:
-    """The node image where the transport's nodes run their containers: this host's runtime for
-    nodes on this host. Boards would each need an image of their own architecture, built there."""
-    if not transport.shares_host:
-        raise SbclabError(f"The node image is built on this host only; the boards' {runtime.name} does not have it.",
-                          "Run the container cells on the emulated backend, or the native cells on the boards.")
-    return ensure_image(runtime, progress=progress)
+def image_for(transport: Transport, runtime: Runtime, nodes: list[NodeSpec],
+              progress=lambda message: None) -> Image:
+    """The node image where the nodes run their containers: this host's podman for nodes on this host;
+    on boards, built here and shipped to each board whose runtime lacks it (same architecture only)."""
+    if transport.shares_host:
+        return ensure_image(runtime, progress=progress)
+    here = runtime_here()
+    if isinstance(here, str):
+        raise SbclabError(f"The node image is built on this host and shipped to the boards, but {here}.",
+                          "Install podman here (make setup), or run the native cells on the boards.")
+    image = ensure_image(here, progress=progress)
+    digests = {node.name: _shipped(transport, node, runtime, here, image, progress) for node in nodes}
+    return Image(image.tag, digests[nodes[0].name] if nodes else image.digest, image.recipe, image.size_bytes,
+                 image.build_seconds)
+
+
+# `uname -m` on a board -> Debian's name of its architecture, which the image is built for.
+_DEBIAN_ARCHITECTURES = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "armhf",
+                         "armv6l": "armel", "riscv64": "riscv64", "i686": "i386"}
+
+
+def _shipped(transport: Transport, node: NodeSpec, runtime: Runtime, here: Runtime, image: Image,
+             progress) -> str:
+    """The image in the board's runtime, streamed there (`podman save` here into `load` there) unless
+    the board already holds it; its id as the board's runtime gives it."""
+    machine = transport.capture(node, ["uname", "-m"]).stdout.decode(errors="replace").strip()
+    theirs, ours = _DEBIAN_ARCHITECTURES.get(machine, machine), _host_architecture()
+    if theirs != ours:
+        raise SbclabError(f"The node image is built here for {ours}, and {node.name} is {theirs or 'unknown'} "
+                          f"({machine or 'uname -m said nothing'}); an image of another architecture is not built.",
+                          "Run the container cells on boards of this host's architecture or on the emulated "
+                          "backend, and the native cells here.")
+    board = tools.on_node(transport, node, timeout_s=60)
+    found = _inspect(runtime, board, image.tag)
+    if found:
+        return found[0]
+    progress(f"copying the node image {image.tag} ({image.size_bytes / 1e6:.0f} MB) to {node.name}'s {runtime.name}")
+    log = transport.state.root / "images" / f"{node.name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    # docker-archive: the one format both runtimes load.
+    save = here.command("save", "--format", "docker-archive", image.tag)
+    status = transport.run(node, runtime.command("load"), {}, log, timeout_s=BUILD_TIMEOUT_S,
+                           label=f"load {image.tag}", feed=save)
+    found = _inspect(runtime, board, image.tag) if status == 0 else None
+    if not found:
+        raise SbclabError(f"{node.name}'s {runtime.name} could not load the node image {image.tag} (exit {status}).",
+                          f"Check free space for {runtime.name}'s images on {node.name} ('{runtime.name} info'); "
+                          f"read {log}.")
+    return found[0]
 
 
 # --- containers on a node ---------------------------------------------------------------------

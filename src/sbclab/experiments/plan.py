@@ -227,7 +227,9 @@ def why_no_containers(backend: str) -> str | None:
     """Why nodes of this backend cannot run containers here, in a few words; None when they can (the
     nodes themselves are asked again when their cluster comes up, containers.runtime_on)."""
     if backend == "ssh":
-        return "the node image is built on this host only, not on boards"
+        # The image is built here and shipped; each board's own runtime is asked when its cluster comes up.
+        found = containers.runtime_here()
+        return f"the node image is built on this host for the boards, and {found}" if isinstance(found, str) else None
     if backend != "emulated":
         return "containers need emulated nodes (root and cgroups); these nodes are plain processes of this host"
     found = containers.runtime_here()

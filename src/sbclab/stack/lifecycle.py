@@ -104,7 +104,7 @@ def _container_record(transport, progress) -> ContainerRecord:
     if isinstance(runtime, str):
         raise SbclabError(f"The cluster's runtime is container, but {runtime}.",
                           "Run its cells with runtime native, or install podman (make setup).")
-    image = containers.image_for(transport, runtime, progress)
+    image = containers.image_for(transport, runtime, transport.spec.nodes, progress)
     return ContainerRecord(runtime=runtime.name, version=runtime.version, options=list(runtime.options),
                            run_options=list(runtime.run_options), image=image.tag, image_digest=image.digest)
 

@@ -151,7 +151,7 @@ class Web(NodeBenchmark):
             if isinstance(runtime, str):
                 raise SbclabError(f"nginx cannot serve from a container: {runtime}.",
                                   "Run the native cells only (runtimes: [native]), or install podman (make setup).")
-            image = containers.image_for(transport, runtime, ctx.progress)
+            image = containers.image_for(transport, runtime, [server], ctx.progress)
             container.update({**runtime.record(), **image.record()})
             return containers.serving(transport, server, runtime, image, nginx, log, "nginx", network="bridge",
                                       publish=((server.address, PORT, PORT),), mounts=(containers.Mount(root),))
