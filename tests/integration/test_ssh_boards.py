@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from sbclab import cli
-from sbclab.cluster import inventory, nodes, reaper, spec as cluster_spec
+from sbclab.cluster import containers, inventory, nodes, reaper, spec as cluster_spec
 from sbclab.cluster.inventory import BoardAccess
 from sbclab.cluster.ssh import SshTransport
 from sbclab.cluster.state import ClusterInfo, ClusterState
@@ -64,6 +64,7 @@ def boards(tmp_path_factory):
             own = "127.0.1.1" if node.name == LOOPBACK_NODE else node.address
             others = "".join(f"{n.address} {n.name}\n" for n in cluster.spec.nodes if n.name != node.name)
             (here / "hosts").write_text(f"127.0.0.1 localhost\n{own} {node.name}\n{others}")
+            _write_container_settings(here, node.name)
             _write_sshd_config(here, folder, node.address)
             # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it. As a slave:
             # another cluster's disks, mounted when it began, are unmounted here too when that cluster goes.
@@ -73,7 +74,11 @@ def boards(tmp_path_factory):
             _start_sshd(cluster, servers, node, argv, here / "sshd.log")
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
-        yield cluster, folder, client_key, host_keys
+        try:
+            yield cluster, folder, client_key, host_keys
+        finally:
+            for node in cluster.spec.nodes:
+                shutil.rmtree(_board_run_root(node.name), ignore_errors=True)
     assert leaked() == NOTHING
 
 
@@ -88,9 +93,26 @@ def _start_sshd(cluster, servers: ExitStack, node, argv: list[str], log) -> None
     servers.callback(_stop_namespace_of, sshd.pid)
 
 
+def _board_run_root(node: str) -> str:
+    return f"/run/sbclab-test-board-{NAME}-{node}"
+
+
+def _write_container_settings(here, node: str) -> None:
+    """A board's own Podman: its image store in the board's folder (so an image there is one sbclab sent),
+    its state under /run, and crun as this host needs it (containers.oci_runtime); sshd gives every
+    session these files (SetEnv), as a board's /etc/containers would."""
+    crun = containers.oci_runtime(here)
+    (here / "containers.conf").write_text(
+        f'[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\ntmp_dir = "{_board_run_root(node)}/libpod"\n'
+        f'runtime = "crun"\n[engine.runtimes]\ncrun = ["{shutil.which(crun) or crun}"]\n')
+    (here / "storage.conf").write_text(
+        f'[storage]\ndriver = "overlay"\ngraphroot = "{here / "containers"}"\nrunroot = "{_board_run_root(node)}/storage"\n')
+
+
 def _write_sshd_config(here, folder, address: str) -> None:
     """A board's sshd: its node's address only, its own host key, the test's client key, no password."""
     (here / "sshd_config").write_text("\n".join([
+        f"SetEnv CONTAINERS_CONF={here / 'containers.conf'} CONTAINERS_STORAGE_CONF={here / 'storage.conf'}",
         f"ListenAddress {address}", "Port 22", f"HostKey {here / 'host_key'}", "PidFile none",
         f"AuthorizedKeysFile {folder / 'authorized_keys'}", "PasswordAuthentication no",
         "KbdInteractiveAuthentication no", "PermitRootLogin prohibit-password", "UsePAM no",
@@ -433,6 +455,32 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
                if (p.info["cmdline"] or [""])[0].split("/")[-1] in ("iperf3", "NPtcp")]
     assert not servers, "iperf3's and NetPIPE's servers stopped with their runs (nginx's folder is the board's, above)"
     assert not glob.glob("/tmp/sbclab-bmicro-*"), "MPI's working folders gone from the boards"
+
+
+def test_a_web_cell_runs_in_a_container_on_a_board_from_the_image_built_here(boards, tmp_path):
+    """`micro --container` on boards: the node image built on this host is streamed to the board's own
+    Podman (a store of its own), nginx serves from a container there beside the native run, and no
+    container is left on the board."""
+    cluster, folder, _, _ = boards
+    _inventory_file(boards, tmp_path / "hosts.yml")
+    known = _known_hosts(boards, tmp_path / "kh")
+    results = tmp_path / "results"
+    done = CliRunner().invoke(cli.main_group, [
+        "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bweb",
+        "--benchmarks", "web", "--node", "worker1", "--container", "podman", "--doc-sizes", "1",
+        "--step-seconds", "1", "--max-rate", "200", "--idle-baseline", "0", "--results", str(results)])
+    runs = {r.cluster.runtime: r for r in _stored(results)}
+    assert done.exit_code == 0, (done.output[-3000:], done.exception, [r.validity for r in runs.values() if not r.valid])
+    assert set(runs) == {"native", "container"} and all(r.valid and r.cluster.backend == "ssh" for r in runs.values())
+    assert runs["container"].result["peak_rate"] > 0 and runs["container"].cluster.container["runtime"] == "podman"
+    tag = runs["container"].cluster.container["image"]
+    board = ["podman", "--root", str(folder / "worker1" / "containers"), "--runroot",
+             f"{_board_run_root('worker1')}/storage"]
+    images = subprocess.run([*board, "images", "--format", "{{.Repository}}:{{.Tag}}"], capture_output=True, text=True)
+    assert tag in images.stdout.split(), ("the image went to the board's own store", images.stdout, images.stderr)
+    left = subprocess.run([*board, "ps", "--all", "--format", "{{.Names}}"], capture_output=True, text=True)
+    assert left.returncode == 0 and not left.stdout.strip(), left.stdout
+    assert "bweb" not in ClusterState.names()
 
 
 def test_hpl_runs_across_two_boards_from_this_host(boards, tmp_path):

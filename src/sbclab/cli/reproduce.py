@@ -8,7 +8,7 @@ import click
 
 from ..analysis import breakdown, reproduction
 from ..analysis.reproduction import Layout, Reproduction
-from ..cluster import inventory
+from ..cluster import inventory, knobs
 from ..experiments import orchestrator, plan, reproduce
 from ..experiments.display import ProgressDisplay
 from ..experiments.model import ClusterSettings
@@ -111,10 +111,13 @@ def _ours(e: reproduction.Entry) -> str:
               help="Private network of the emulated nodes; two reproductions side by side need two subnets.")
 @click.option("--inventory", "inventory_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Run on the boards of this YAML inventory over SSH.")
+@click.option("--knob", "knob_names", multiple=True, metavar="NAME",
+              help="A cluster knob for the tables' clusters (repeatable; see 'sbclab knobs'), recorded in every run "
+                   "and said beside the tables: quick-start, say, where a table's point is not its JVMs' start-up.")
 @host_key_options
 @monitor_options
 def reproduce_command(seed, tables, list_only, results, repetitions, sizes, workers, media, work, dry_run, estimate,
-                      backend, cluster_name, subnet, inventory_file, keys: HostKeys, monitoring: Monitoring):
+                      backend, cluster_name, subnet, inventory_file, knob_names, keys: HostKeys, monitoring: Monitoring):
     """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
     if list_only or not seed:
         list_tables()
@@ -124,11 +127,14 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
     results = results or Path("results") / found_seed.names[0]
     access = keys.access(inventory.load(inventory_file)) if inventory_file else None
     given = monitoring.settings().model_dump(exclude_defaults=True)
+    clusters = {"name": cluster_name, "subnet": subnet}
+    if knob_names:
+        clusters["knobs"] = list(knobs.check_cluster_knobs(knob_names))
     bad = 0
     for t in chosen:
         planned = reproduce.plan_table(t, found_seed, repetitions=repetitions, sizes=sizes, backend=backend,
                                        on_boards=access is not None, workers=workers, storage=media, work=work,
-                                       monitor=given, cluster={"name": cluster_name, "subnet": subnet})
+                                       monitor=given, cluster=clusters)
         console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
         for refusal in planned.refused:
             say(f"not run here: {refusal}")

@@ -216,8 +216,8 @@ exec unshare --mount --propagation slave -- sh -c 'umount -l /sys/fs/cgroup/unif
 UNIFIED_CONTROLLERS = Path("/sys/fs/cgroup/unified/cgroup.controllers")
 
 
-def _oci_runtime(folder: Path) -> str:
-    """crun, or crun behind CRUN_ON_V1 where the host needs it."""
+def oci_runtime(folder: Path) -> str:
+    """crun, or crun behind CRUN_ON_V1 (kept in `folder`) where the host needs it."""
     try:
         hybrid = bool(UNIFIED_CONTROLLERS.read_text().strip())
     except OSError:
@@ -242,7 +242,7 @@ def podman_store() -> tuple[str, ...]:
     root = (paths.cache_dir() / "containers").resolve()
     run = Path("/run/sbclab-containers") / hashlib.sha256(str(root).encode()).hexdigest()[:12]
     return ("--root", str(root / "storage"), "--runroot", str(run / "storage"), "--tmpdir", str(run / "libpod"),
-            "--cgroup-manager", "cgroupfs", "--events-backend", "file", "--runtime", _oci_runtime(root))
+            "--cgroup-manager", "cgroupfs", "--events-backend", "file", "--runtime", oci_runtime(root))
 
 
 def runtime_on(transport: Transport, node: NodeSpec) -> Runtime | str:

@@ -138,6 +138,8 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
     holds monitoring settings given over the table's own (the idle baseline, power sources); `cluster` the
     clusters' name and subnet (two reproductions side by side need their own)."""
     planned = Planned(table, work=work)
+    if (cluster or {}).get("knobs"):
+        planned.notes.append(f"cluster knobs {', '.join(cluster['knobs'])}: not the seed's settings (recorded in every run)")
     if table.runs != "here" and not (on_boards and table.runs == "boards"):
         planned.refused.append(table.reason or table.status)
         return planned
