@@ -69,8 +69,8 @@ def boards(tmp_path_factory):
             # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it. As a slave:
             # another cluster's disks, mounted when it began, are unmounted here too when that cluster goes.
             argv = ["unshare", "--mount", "--propagation", "slave", "--", "sh", "-c",
-                    'mount --bind "$0" /etc/hosts && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1"',
-                    str(here / "hosts"), str(here / "sshd_config")]
+                    f'mount --bind "$0" /etc/hosts && {_CGROUP_HIERARCHIES} && mkdir -p /run/sshd && '
+                    'exec /usr/sbin/sshd -D -e -f "$1"', str(here / "hosts"), str(here / "sshd_config")]
             _start_sshd(cluster, servers, node, argv, here / "sshd.log")
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
@@ -91,6 +91,21 @@ def _start_sshd(cluster, servers: ExitStack, node, argv: list[str], log) -> None
     # Whatever a failed test leaves on a board lives in its sshd's mount namespace, which
     # holds the node's disk mounted: it goes before the nodes do.
     servers.callback(_stop_namespace_of, sshd.pid)
+
+
+def _cgroup_hierarchies() -> str:
+    """The commands that mount this host's cgroup hierarchies again under the board's own sysfs (`ip netns
+    exec` gives the node a sysfs without them), as a board has them: its Podman puts its containers there."""
+    mounted = [line.split() for line in open("/proc/self/mounts")]
+    steps = ["mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup"]
+    for _, path, kind, options, *_ in mounted:
+        if kind in ("cgroup", "cgroup2") and path.startswith("/sys/fs/cgroup/"):
+            which = ",".join(o for o in options.split(",") if o not in ("rw", "ro", "relatime", "nosuid", "nodev", "noexec"))
+            steps.append(f"mkdir -p {path} && mount -t {kind} {f'-o {which} ' if which else ''}{kind} {path}")
+    return " && ".join(steps)
+
+
+_CGROUP_HIERARCHIES = _cgroup_hierarchies()
 
 
 def _board_run_root(node: str) -> str:
@@ -472,12 +487,15 @@ def test_a_web_cell_runs_in_a_container_on_a_board_from_the_image_built_here(boa
     runs = {r.cluster.runtime: r for r in _stored(results)}
     assert done.exit_code == 0, (done.output[-3000:], done.exception, [r.validity for r in runs.values() if not r.valid])
     assert set(runs) == {"native", "container"} and all(r.valid and r.cluster.backend == "ssh" for r in runs.values())
-    assert runs["container"].result["peak_rate"] > 0 and runs["container"].cluster.container["runtime"] == "podman"
-    tag = runs["container"].cluster.container["image"]
+    served = runs["container"].result["container"]
+    assert runs["container"].result["peak_rate"] > 0 and served["runtime"] == "podman"
+    assert served["image_digest"].startswith("sha256:")
+    tag = served["image"]
     board = ["podman", "--root", str(folder / "worker1" / "containers"), "--runroot",
              f"{_board_run_root('worker1')}/storage"]
-    images = subprocess.run([*board, "images", "--format", "{{.Repository}}:{{.Tag}}"], capture_output=True, text=True)
-    assert tag in images.stdout.split(), ("the image went to the board's own store", images.stdout, images.stderr)
+    images = subprocess.run([*board, "images", "--format", "{{.Id}}"], capture_output=True, text=True)
+    assert served["image_digest"].removeprefix("sha256:")[:12] in images.stdout, \
+        ("the image went to the board's own store", tag, images.stdout, images.stderr)
     left = subprocess.run([*board, "ps", "--all", "--format", "{{.Names}}"], capture_output=True, text=True)
     assert left.returncode == 0 and not left.stdout.strip(), left.stdout
     assert "bweb" not in ClusterState.names()

@@ -159,7 +159,7 @@ class Web(NodeBenchmark):
         def body():
             steps = []
             with serving():
-                _wait_listening(httperf, server.address)
+                _wait_listening(httperf, server.address, log)
                 rate = step
                 while rate is not None:
                     began = time.time()
@@ -189,12 +189,13 @@ class Web(NodeBenchmark):
         return attempt
 
 
-def _wait_listening(httperf: tools.Runner, address: str, attempts: int = 50) -> None:
+def _wait_listening(httperf: tools.Runner, address: str, log: Path, attempts: int = 50) -> None:
     for _ in range(attempts):
         _, out, _ = httperf(["httperf", "--server", address, "--port", str(PORT), "--uri", "/",
                              "--num-conns", "1", "--timeout", "1"])
         if "replies 1" in out:
             return
         time.sleep(0.2)
-    raise SbclabError(f"nginx did not answer on {address}:{PORT}.",
+    said = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
+    raise SbclabError(f"nginx did not answer on {address}:{PORT}" + (f" (its log ends: {said[-1][:300]})." if said else "."),
                       "Read nginx.log in the cluster's web folder and error.log in the node's web folder.")
