@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 from types import SimpleNamespace
 from pathlib import Path
 
@@ -172,6 +173,13 @@ def test_a_scaled_down_table_scales_the_block_size_with_its_data(monkeypatch):
     assert 7 <= smallest / block <= 9 and "block size" in planned.notes[0]
     found = plan.prepare(experiment, "/nonexistent")
     assert all(("hdfs-site", "dfs.blocksize", str(block)) in s.settings for s in found.specs.values())
+    # Each size has the seed's number of blocks (a block is any multiple of HDFS's 512-byte checksum chunk)...
+    assert block % 512 == 0
+    assert all(math.ceil(seeds / 2**27) == math.ceil(ran / block) for seeds, ran in planned.sizes.items())
+    # ...until the block would be smaller than HDFS allows: then the table says whose task counts differ.
+    tiny = reproduce.plan_table(seed.tables["table13"], seed, repetitions=1, sizes=None, backend="emulated",
+                                on_boards=False, workers=[2], work=0.01)
+    assert any("the seed's task counts are not kept: 1 GB has 1 task(s) here, 8 in the seed" in n for n in tiny.notes)
 
 
 def test_the_fixed_plus_parallel_model_is_recovered_and_grown_to_more_work():

@@ -23,6 +23,7 @@ from .model import ClusterSettings, Experiment, parse
 CLUSTER_NAME = "repro"
 MIN_SIZE = 2**20  # also HDFS's smallest block (dfs.namenode.fs-limits.min-block-size)
 SEEDS_BLOCK_SIZE = 128 * 2**20  # HDFS's default, which the seeds kept
+CHECKSUM_CHUNK = 512  # dfs.bytes-per-checksum: a block size is a multiple of it
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,7 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                 if shrink != 1.0:
                     # The block size scaled with the data, so a job has as many map tasks (and waves per
                     # node) as the seed's had at its size.
-                    block = max(MIN_SIZE, int(SEEDS_BLOCK_SIZE * shrink) // MIN_SIZE * MIN_SIZE)
+                    block = max(MIN_SIZE, int(SEEDS_BLOCK_SIZE * shrink) // CHECKSUM_CHUNK * CHECKSUM_CHUNK)
                     raw["cluster"]["settings"] = {"hdfs-site": {"dfs.blocksize": str(block)}}
                     why = " and ".join(w for w in (f"the emulation's factor {factor:.4g}" if factor != 1.0 else "",
                                                    f"--work {work:g}" if work != 1.0 else "") if w)
@@ -211,6 +212,14 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                                          + ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in zip(totals, ran))
                                          + f"; the HDFS block size with them: {format_size(SEEDS_BLOCK_SIZE)} -> "
                                            f"{format_size(block)}")
+                    kept = [(a, b) for a, b in zip(totals, ran)
+                            if math.ceil(a / SEEDS_BLOCK_SIZE) != math.ceil(b / block)]
+                    if kept and block == MIN_SIZE:
+                        planned.notes.append(
+                            f"below HDFS's smallest block ({format_size(MIN_SIZE)}) the seed's task counts are not "
+                            "kept: " + ", ".join(f"{format_size(a)} has {math.ceil(b / block)} task(s) here, "
+                                                 f"{math.ceil(a / SEEDS_BLOCK_SIZE)} in the seed" for a, b in kept)
+                            + "; give a larger --work")
             raw["sizes"] = ran
             planned.sizes = dict(zip(seeds_sizes, ran))
         planned.parameters = raw.get("parameters", {})
