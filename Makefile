@@ -41,21 +41,15 @@ demo: setup
 # module's cluster; the tests marked `measurement` (what an emulated node measures) then run alone on
 # the host. The host is calibrated first, alone: every cluster's shaping derives from it.
 TEST_WORKERS ?= 2
-# Each worker takes the next module as it finishes one, in this order (--no-loadscope-reorder: xdist
-# would otherwise order modules by their number of tests). The two modules whose JVMs run unshaped, at
-# this host's speed (the suite on the processes backend, the SSH boards), go on different workers at
-# different times, each beside modules of shaped nodes that mostly wait on their quotas; the short ones
-# and the unit tests fill the end (durations in docs/notes.md "Test time").
-FIRST := $(addprefix tests/integration/,test_suite.py test_reproduce.py test_small_boards.py test_containers.py \
-	test_ssh_boards.py test_cluster.py test_debian13_boards.py test_seed_stacks.py test_wheel.py test_layouts.py)
+# Each worker takes the next module as it finishes one, in the order tests/integration/conftest.py
+# gives them (--no-loadscope-reorder: xdist would otherwise order them by their number of tests).
 PYTEST := $(BIN)/pytest -v --instafail --durations=25 --timeout=1200
 
 test: setup
 	bash scripts/install-system-deps.sh test
 	$(BIN)/sbclab calibrate
 	status=0; \
-	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not measurement" $(FIRST) tests/integration \
-		tests/unit \
+	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not measurement" tests/integration tests/unit \
 		|| status=$$?; \
 	$(PYTEST) -m measurement tests/integration || status=$$?; \
 	exit $$status

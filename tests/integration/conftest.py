@@ -74,10 +74,28 @@ def pytest_configure(config):
     (boards / f"{MECHANICS_BOARD}.yaml").write_text(yaml.safe_dump(MECHANICS_PROFILE, sort_keys=False))
 
 
+# The order make test's two workers take the modules in (one at a time each, the next as one ends; the
+# Makefile keeps xdist from reordering them by their number of tests). The two modules whose JVMs run
+# unshaped, at this host's speed — the suite on the processes backend, the SSH boards — go on different
+# workers at different times, each beside modules of shaped nodes that mostly wait on their quotas;
+# the short modules and then the unit tests fill the end (durations in docs/notes.md "Test time").
+MODULE_ORDER = ("test_suite", "test_reproduce", "test_small_boards", "test_containers", "test_ssh_boards",
+                "test_cluster", "test_debian13_boards", "test_seed_stacks", "test_wheel", "test_layouts")
+
+
 def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
     for item in items:
-        if item.path.parent == Path(__file__).parent:
+        if item.path.parent == here:
             item.add_marker(pytest.mark.integration)
+
+    def rank(item) -> tuple[int, int]:
+        if item.path.parent != here:
+            return (2, 0)  # the unit tests, last
+        name = item.path.stem
+        return (0, MODULE_ORDER.index(name)) if name in MODULE_ORDER else (1, 0)
+    # A stable sort: each module's tests keep their order.
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="session", autouse=True)
