@@ -147,8 +147,8 @@ def _energy(figures, node, power) -> float | None:
 
 # What Hajji & Tso read off one worker's series during a job (their Figures 5-14): each of our
 # workers' figure, averaged over the workers that ran tasks. Units: % of the node, bit/s, J.
-WORKER_METRICS = {"worker_cpu_busy_pct": _cpu_level, "worker_cpu_busy_mean_pct": _cpu_mean, "worker_memory_pct": _memory_share,
-                  "worker_net_peak": _network_peak, "worker_energy": _energy}
+WORKER_METRICS = {"worker_cpu_busy_pct": _cpu_level, "worker_cpu_busy_mean_pct": _cpu_mean,
+                  "worker_memory_pct": _memory_share, "worker_net_peak": _network_peak, "worker_energy": _energy}
 _WORKER_UNITS = {"Mbps": 1e6, "kbps": 1e3}
 
 

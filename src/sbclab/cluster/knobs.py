@@ -46,8 +46,9 @@ KNOBS = (
          "Lee, Oh & Park 2021, Sec. VII-B and Fig. 10",
          "HDFS no longer detects corrupted blocks; for measurements, not for data you keep"),
     Knob("quick-start", "start short jobs sooner: every JVM of the cluster (daemons, clients, MapReduce "
-         "tasks, Spark's driver and executors) with the C1 compiler only, and YARN's heartbeats every 250 ms",
-         "-XX:TieredStopAtLevel=1\nyarn.resourcemanager.nodemanagers.heartbeat-interval-ms=250\n"
+         "tasks, Spark's driver and executors) with the C1 compiler only, YARN's heartbeats every 250 ms, no "
+         "Spark driver web UI",
+         "-XX:TieredStopAtLevel=1\nyarn.resourcemanager.nodemanagers.heartbeat-interval-ms=250\nspark.ui.enabled=false\n"
          "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms=250\nmapreduce.client.progressmonitor.pollinterval=250",
          "every java command line, the task JVMs' options, yarn-site.xml and mapred-site.xml", False,
          "sbclab (docs/notes.md): a short-lived Hadoop client used 40 % less CPU to start",

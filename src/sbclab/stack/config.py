@@ -320,9 +320,12 @@ def knob_overrides(knob_names) -> dict[str, dict[str, str]]:
                                 "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms": QUICK_HEARTBEAT_MS,
                                 "mapreduce.client.progressmonitor.pollinterval": QUICK_HEARTBEAT_MS}
         found["yarn-site"] = {"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": QUICK_HEARTBEAT_MS}
+        # No driver web UI either: Jetty's start-up is a share of a short job's, and Spark 4.2's driver can
+        # die of a race between its UI attaching its handlers and YARN's ApplicationMaster sending its web
+        # filter (ConcurrentModificationException in SparkUI.attachAllHandlers; docs/notes.md).
         found["spark-defaults"] = {"spark.driver.extraJavaOptions": QUICK_START,
                                    "spark.executor.extraJavaOptions": QUICK_START,
-                                   "spark.yarn.am.extraJavaOptions": QUICK_START}
+                                   "spark.yarn.am.extraJavaOptions": QUICK_START, "spark.ui.enabled": "false"}
     return found
 
 
