@@ -212,14 +212,16 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                                          + ", ".join(f"{format_size(a)} -> {format_size(b)}" for a, b in zip(totals, ran))
                                          + f"; the HDFS block size with them: {format_size(SEEDS_BLOCK_SIZE)} -> "
                                            f"{format_size(block)}")
-                    kept = [(a, b) for a, b in zip(totals, ran)
+                    differ = [(a, b) for a, b in zip(totals, ran)
                             if math.ceil(a / SEEDS_BLOCK_SIZE) != math.ceil(b / block)]
-                    if kept and block == MIN_SIZE:
+                    if differ:
+                        why = (f"the block would be below HDFS's smallest ({format_size(MIN_SIZE)}): give a larger "
+                               "--work" if block == MIN_SIZE else "the sizes run are whole MiB")
                         planned.notes.append(
-                            f"below HDFS's smallest block ({format_size(MIN_SIZE)}) the seed's task counts are not "
-                            "kept: " + ", ".join(f"{format_size(a)} has {math.ceil(b / block)} task(s) here, "
-                                                 f"{math.ceil(a / SEEDS_BLOCK_SIZE)} in the seed" for a, b in kept)
-                            + "; give a larger --work")
+                            "the seed's task counts are not kept: "
+                            + ", ".join(f"{format_size(a)} has {math.ceil(b / block)} task(s) here, "
+                                        f"{math.ceil(a / SEEDS_BLOCK_SIZE)} in the seed" for a, b in differ)
+                            + f" ({why})")
             raw["sizes"] = ran
             planned.sizes = dict(zip(seeds_sizes, ran))
         planned.parameters = raw.get("parameters", {})
