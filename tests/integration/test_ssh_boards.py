@@ -435,19 +435,25 @@ def test_a_firmware_knob_is_refused_on_boards_that_are_no_pi5(boards, tmp_path):
     assert result.output.count("is not a Raspberry Pi 5") == 2 and "worker2" not in result.output
 
 
-def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
-    """fio, iperf3, NetPIPE (TCP, and MPI launched from this host) and nginx under httperf run on the
-    boards through SSH, sampled there, and leave nothing running (sysbench and stress-ng go the same way)."""
-    cluster, _, _, _ = boards
+def _micro_on_the_boards(boards, tmp_path, name: str, *options: str):
+    """`sbclab micro` on the test boards' inventory, on worker1, in short steps: (its result, its results folder)."""
     _inventory_file(boards, tmp_path / "hosts.yml")
     known = _known_hosts(boards, tmp_path / "kh")
     results = tmp_path / "results"
     done = CliRunner().invoke(cli.main_group, [
-        "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bmicro",
-        "--benchmarks", "storage,network,netpipe,web", "--node", "worker1", "--seconds", "1", "--file-size", "16M",
-        "--netpipe-upper", "16KiB", "--netpipe-perturbation", "0", "--netpipe-repeats", "20", "--doc-sizes", "4",
-        "--step-seconds", "1",
-        "--max-rate", "200", "--idle-baseline", "0", "--results", str(results)])
+        "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", name,
+        "--node", "worker1", *options, "--step-seconds", "1", "--max-rate", "200", "--idle-baseline", "0",
+        "--results", str(results)])
+    return done, results
+
+
+def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
+    """fio, iperf3, NetPIPE (TCP, and MPI launched from this host) and nginx under httperf run on the
+    boards through SSH, sampled there, and leave nothing running (sysbench and stress-ng go the same way)."""
+    cluster, _, _, _ = boards
+    done, results = _micro_on_the_boards(boards, tmp_path, "bmicro", "--benchmarks", "storage,network,netpipe,web",
+                                         "--seconds", "1", "--file-size", "16M", "--netpipe-upper", "16KiB",
+                                         "--netpipe-perturbation", "0", "--netpipe-repeats", "20", "--doc-sizes", "4")
     runs = {(r.workload, r.engine): r for r in _stored(results)}
     assert done.exit_code == 0, (done.output[-3000:], done.exception,
                                  [(r.workload, r.validity) for r in runs.values() if not r.valid])
@@ -476,14 +482,9 @@ def test_a_web_cell_runs_in_a_container_on_a_board_from_the_image_built_here(boa
     """`micro --container` on boards: the node image built on this host is streamed to the board's own
     Podman (a store of its own), nginx serves from a container there beside the native run, and no
     container is left on the board."""
-    cluster, folder, _, _ = boards
-    _inventory_file(boards, tmp_path / "hosts.yml")
-    known = _known_hosts(boards, tmp_path / "kh")
-    results = tmp_path / "results"
-    done = CliRunner().invoke(cli.main_group, [
-        "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bweb",
-        "--benchmarks", "web", "--node", "worker1", "--container", "podman", "--doc-sizes", "1",
-        "--step-seconds", "1", "--max-rate", "200", "--idle-baseline", "0", "--results", str(results)])
+    _, folder, _, _ = boards
+    done, results = _micro_on_the_boards(boards, tmp_path, "bweb", "--benchmarks", "web", "--container", "podman",
+                                         "--doc-sizes", "1")
     runs = {r.cluster.runtime: r for r in _stored(results)}
     assert done.exit_code == 0, (done.output[-3000:], done.exception, [r.validity for r in runs.values() if not r.valid])
     assert set(runs) == {"native", "container"} and all(r.valid and r.cluster.backend == "ssh" for r in runs.values())
