@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,8 +32,12 @@ from sbclab.results.store import ResultsStore
 from sbclab.stack import distribution, lifecycle, versions as stack_versions
 from sbclab.workloads.base import new_id
 
-NOTHING = {"namespaces": 0, "mounts": 0, "loop_devices": 0, "cgroups": 0, "links": 0, "processes": 0,
-           "dirty_limits": 0, "containers": 0}
+# What leaked() finds on a clean host: no resource of any kind (named, so that a failed check says which).
+NOTHING = {kind: [] for kind in ("namespaces", "mounts", "loop_devices", "cgroups", "links", "processes",
+                                 "dirty_limits", "containers")}
+# How long a resource of no known cluster may take to go before it counts as leaked: another worker's
+# cluster is removed resource by resource, and a check that lands mid-way sees what is about to go.
+SETTLE_S = 20
 
 # A board for the tests of mechanics (bring-up, binding, runs stored, the report, faults): one core,
 # so an emulated node's whole quota is one virtual core. A Pi 5's four cores each get a sixth of a host
@@ -129,15 +134,24 @@ _before_the_tests: dict[str, frozenset[str]] = {}
 _tests_home: list[Path] = []  # set once, in pytest_configure
 
 
-def leaked() -> dict[str, int]:
+def leaked() -> dict[str, list[str]]:
     """What of sbclab's is on the host now that was not there before the tests began, besides what the
-    other parallel worker's clusters hold."""
+    other parallel worker's clusters hold, by kind; what is still there once it has had SETTLE_S to go."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        found = _unaccounted()
+        if not any(found.values()) or time.monotonic() > deadline:
+            return found
+        time.sleep(1)
+
+
+def _unaccounted() -> dict[str, list[str]]:
     others = _other_workers_clusters()
     found = nodes.resources_on_host()
     # A record is written before what it records, so a cluster started while we looked is known by now.
     for home, names in _other_workers_clusters().items():
         others.setdefault(home, set()).update(names)
-    return {kind: len({r for r in items - _before_the_tests.get(kind, frozenset()) if not _of_another_worker(kind, r, others)})
+    return {kind: sorted(r for r in items - _before_the_tests.get(kind, frozenset()) if not _of_another_worker(kind, r, others))
             for kind, items in found.items()}
 
 
