@@ -20,6 +20,7 @@ Every container is named sbclab-<cluster>-<node>-<label> and recorded in the clu
 it is created; `remove` (and teardown, for what a killed sbclab left) removes it by that name.
 """
 
+import functools
 import hashlib
 import json
 import os
@@ -272,8 +273,11 @@ def runtime_on(transport: Transport, node: NodeSpec) -> Runtime | str:
     return f"no container runtime answers on {node.name} ({'; '.join(heard)})"
 
 
+@functools.cache
 def runtime_here() -> Runtime | str:
-    """podman on this host, as emulated nodes use it, or why it cannot serve them."""
+    """podman on this host, as emulated nodes use it, or why it cannot serve them. Asked once per
+    sbclab process: planning a reproduction asks for every table with container cells, and each
+    `podman info` takes a fifth of a second."""
     if not shutil.which("podman"):
         return "podman is not installed here (apt-get install podman crun, or make setup)"
     options = podman_store()
