@@ -32,6 +32,10 @@ from ..stack.lifecycle import Cluster
 
 _SPARK_RESULT = re.compile(r"SBCLAB_RESULT (\{.*\})")
 PYSPARK_JOBS = Path(__file__).parent / "pyspark_jobs"
+# Up to this much data, a check that is itself a job (TeraValidate, SortCheck) runs in one JVM on the
+# master (MapReduce's local runner, Spark's local mode), reading HDFS as on the cluster: a job on YARN
+# would spend most of its time and CPU starting an ApplicationMaster and a JVM per task or executor.
+CHECKED_ON_THE_MASTER_BYTES = 64 * 2**20
 
 
 def new_id(*parts: str) -> str:
@@ -185,11 +189,13 @@ def spark_result(outcome: JobOutcome) -> dict[str, Any]:
 
 
 def spark_job(ctx: RunContext, run_id: str, label: str, main_class: str, args: list[str],
-              needs_examples: bool = False) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
-    """Submit one of sbclab's Spark jobs (on YARN or the standalone master); its outcome, result,
-    event-log metrics and event log."""
-    conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else None
-    return submitted(ctx, run_id, label, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, conf)
+              needs_examples: bool = False, on_the_master: bool = False) -> tuple[JobOutcome, dict[str, Any], dict, dict[str, Path]]:
+    """Submit one of sbclab's Spark jobs (on YARN or the standalone master; on_the_master: in Spark's
+    local mode, in the driver's JVM); its outcome, result, event-log metrics and event log."""
+    conf = {"spark.jars": f"local:{ctx.stack.dist.examples_jar}"} if needs_examples else {}
+    if on_the_master:
+        conf["spark.master"] = "local[2]"  # two task threads: the data is small, and a Pi has at least two cores
+    return submitted(ctx, run_id, label, f"org.sbclab.jobs.{main_class}", ctx.stack.dist.jobs_jar, args, conf or None)
 
 
 def pyspark_job(ctx: RunContext, run_id: str, label: str, script: str,
