@@ -40,7 +40,9 @@ demo: setup
 # The tests of mechanics run on TEST_WORKERS parallel workers, a module's tests on one worker with the
 # module's cluster; the tests marked `measurement` (what an emulated node measures) then run alone on
 # the host. The host is calibrated first, alone: every cluster's shaping derives from it.
-TEST_WORKERS ?= 2
+# Three on two cores: the host is CPU-bound with two (78 % busy: a cluster waits on heartbeats and its
+# quotas), and a third fills most of what is left (93 %; docs/notes.md "Test time").
+TEST_WORKERS ?= 3
 # Each worker takes the next module as it finishes one, in the order tests/integration/conftest.py
 # gives them (--no-loadscope-reorder: xdist would otherwise order them by their number of tests).
 PYTEST := $(BIN)/pytest -v --instafail --durations=25 --timeout=1200

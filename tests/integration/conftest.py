@@ -62,7 +62,7 @@ def pytest_configure(config):
     """The tests keep their clusters' records in a home of their own beside the user's, sharing only
     the fetched stack and the host's calibration: a test never sees or removes a user's cluster, and
     a record a killed test run left is found there by the next run. Each parallel worker (make test
-    runs the tests of mechanics two at a time) has a home of its own inside that one, so what it
+    runs the tests of mechanics several at a time) has a home of its own inside that one, so what it
     leaves is told apart from what the other is running."""
     worker = getattr(config, "workerinput", {}).get("workerid")
     shared_from = paths.home()  # a worker's is the tests' home, set by the run that started it
@@ -79,7 +79,7 @@ def pytest_configure(config):
     (boards / f"{MECHANICS_BOARD}.yaml").write_text(yaml.safe_dump(MECHANICS_PROFILE, sort_keys=False))
 
 
-# The order make test's two workers take the modules in (one at a time each, the next as one ends; the
+# The order make test's workers take the modules in (one at a time each, the next as one ends; the
 # Makefile keeps xdist from reordering them by their number of tests). The two modules whose JVMs run
 # unshaped, at this host's speed — the suite on the processes backend, the SSH boards — go on different
 # workers at different times, each beside modules of shaped nodes that mostly wait on their quotas;
@@ -136,7 +136,7 @@ _tests_home: list[Path] = []  # set once, in pytest_configure
 
 def leaked() -> dict[str, list[str]]:
     """What of sbclab's is on the host now that was not there before the tests began, besides what the
-    other parallel worker's clusters hold, by kind; what is still there once it has had SETTLE_S to go."""
+    other parallel workers' clusters hold, by kind; what is still there once it has had SETTLE_S to go."""
     deadline = time.monotonic() + SETTLE_S
     while True:
         found = _unaccounted()
