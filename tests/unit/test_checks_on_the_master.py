@@ -27,8 +27,11 @@ def test_teravalidate_runs_in_mapreduces_local_runner_up_to_the_limit(monkeypatc
 
 def test_sortcheck_runs_in_sparks_local_mode_up_to_the_limit(monkeypatch):
     where = []
+    found = {"records": 1, "bytes": 0, "checksum": 7, "unordered_pairs": 0, "boundary_violations": 0}
     monkeypatch.setattr(sort, "spark_job", lambda ctx, run_id, label, main_class, args, on_the_master=False:
-                        where.append(on_the_master) or (SimpleNamespace(exit_status=0), {"records": 1}, {}, {}))
+                        where.append(on_the_master) or (SimpleNamespace(exit_status=0), found, {}, {}))
+    said = []
     for size in (CHECKED_ON_THE_MASTER_BYTES, CHECKED_ON_THE_MASTER_BYTES + 1):
-        assert sort._check(_ctx(), "r", "/in", size, total_order=False) == {"records": 1}
-    assert where == [True, False]
+        checks, figures = sort.Sort()._validate(_ctx(), "r", "/out", {**found, "bytes": size}, total_order=True)
+        said.append(figures["validated_on"])
+    assert where == [True, False] and said == ["the master (Spark's local mode)", "the cluster"]

@@ -38,6 +38,10 @@ PYSPARK_JOBS = Path(__file__).parent / "pyspark_jobs"
 CHECKED_ON_THE_MASTER_BYTES = 64 * 2**20
 
 
+def checked_on_the_master(size_bytes: int) -> bool:
+    return size_bytes <= CHECKED_ON_THE_MASTER_BYTES
+
+
 def new_id(*parts: str) -> str:
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     return "-".join([stamp, *parts, secrets.token_hex(2)])

@@ -11,13 +11,13 @@ from typing import Any
 from ..errors import SbclabError
 from ..results.schema import Check
 from . import inputs
-from .base import (CHECKED_ON_THE_MASTER_BYTES, Attempt, RunContext, Workload, equal, exited, hadoop_example, new_id,
+from .base import (Attempt, RunContext, Workload, checked_on_the_master, equal, exited, hadoop_example, new_id,
                    remove_output, spark_job)
 
 
-def _check(ctx: RunContext, run_id: str, path: str, size_bytes: int, total_order: bool) -> dict[str, Any]:
+def _check(ctx: RunContext, run_id: str, path: str, on_the_master: bool, total_order: bool) -> dict[str, Any]:
     outcome, result, _, _ = spark_job(ctx, run_id, "sortcheck", "SortCheck", [path, str(total_order).lower()],
-                                      on_the_master=size_bytes <= CHECKED_ON_THE_MASTER_BYTES)
+                                      on_the_master=on_the_master)
     if outcome.exit_status != 0 or not result:
         raise SbclabError(f"SortCheck of {path} failed (exit {outcome.exit_status}).", f"Read {outcome.log}.")
     return result
@@ -42,7 +42,7 @@ def random_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[s
             f"-Dmapreduce.randomwriter.bytespermap={max(1, size_bytes // maps)}", key])
     if outcome.exit_status != 0:
         raise SbclabError(f"RandomWriter of {size_bytes} bytes failed, so Sort cannot run.", f"Read {outcome.log}.")
-    summary = _check(ctx, run_id, key, size_bytes, total_order=False)
+    summary = _check(ctx, run_id, key, checked_on_the_master(size_bytes), total_order=False)
     return inputs.remember(ctx, key, {"path": key, "records": summary["records"], "bytes": summary["bytes"],
                                       "checksum": summary["checksum"], "writer_log": str(outcome.log)})
 
@@ -59,13 +59,15 @@ class Sort(Workload):
         return random_input(ctx, params["size_bytes"], reuse=params.get("reuse_input", True))
 
     def _validate(self, ctx, run_id, output, data, total_order: bool) -> tuple[list[Check], dict]:
-        found = _check(ctx, run_id, output, data["bytes"], total_order)
+        local = checked_on_the_master(data["bytes"])
+        found = _check(ctx, run_id, output, local, total_order)
         checks = [equal("records", found["records"], data["records"]), equal("bytes", found["bytes"], data["bytes"]),
                   equal("checksum of records", found["checksum"], data["checksum"]),
                   equal("records out of order within files", found["unordered_pairs"], 0)]
         if total_order:
             checks.append(equal("files out of order", found["boundary_violations"], 0))
-        return checks, {"records": found["records"], "bytes": found["bytes"]}
+        return checks, {"records": found["records"], "bytes": found["bytes"],
+                        "validated_on": "the master (Spark's local mode)" if local else "the cluster"}
 
     def hadoop(self, ctx, run_id, params, data) -> Attempt:
         output = f"/sbclab/out/{run_id}"

@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import SbclabError
 from ..results.schema import Check
 from . import inputs
-from .base import (CHECKED_ON_THE_MASTER_BYTES, Attempt, RunContext, Workload, equal, exited, hadoop_example, remove_output,
+from .base import (Attempt, RunContext, Workload, checked_on_the_master, equal, exited, hadoop_example, remove_output,
                    spark_job)
 
 ROW_BYTES = 100
@@ -67,7 +67,7 @@ def tera_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[str
 
 def teravalidate(ctx: RunContext, run_id: str, output: str, expected: dict) -> tuple[list[Check], dict]:
     report = f"/sbclab/out/{run_id}-validate"
-    local = ["-Dmapreduce.framework.name=local"] if expected["bytes"] <= CHECKED_ON_THE_MASTER_BYTES else []
+    local = ["-Dmapreduce.framework.name=local"] if checked_on_the_master(expected["bytes"]) else []
     outcome = hadoop_example(ctx, run_id, "teravalidate", ["teravalidate", *local, output, report])
     if outcome.exit_status != 0:
         return [Check(name="TeraValidate ran", passed=False, detail=f"exit status {outcome.exit_status}")], {}
