@@ -3,9 +3,9 @@ and the ratios the seed draws its conclusions from, each with a verdict.
 
 Emulated runs are judged on shapes only (speedup, storage gain, intermediate data per input byte):
 their seconds are those of a cluster scaled down by a factor and are shown with that factor, never
-judged against a board's. A shape holds when the published ratio lies inside our 95 % interval or
-within TOLERANCE of our value; it differs otherwise; it is not measurable here without two valid
-runs on each side.
+judged against a board's. Each shape is a test that can fail (judgement.py): holds, differs or
+inconclusive by its kind's null value and equivalence margin; not measurable here where nothing of
+ours stands beside it or it is a model's prediction.
 """
 
 import csv
@@ -18,12 +18,10 @@ from typing import Any
 from .. import atomic, profiles
 from ..results.schema import RunRecord
 from ..units import format_size
-from . import breakdown, reference, scaling, stats
+from . import breakdown, judgement, reference, scaling, stats, tasks
 from .breakdown import Breakdown
 from .cells import cold_start_warning, status
 
-TOLERANCE = 0.20
-TOO_WIDE = 2.0  # an interval whose ends are further apart than this factor judges nothing
 _UNIT_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
 
 
@@ -35,6 +33,13 @@ class Layout:
     columns: tuple[str, ...]
     metric: str
     shapes: tuple[str, ...] = ()
+    # Further metrics the seed printed in the same table (TestDFSIO's average I/O rate and time beside
+    # its throughput): their rows are set beside ours too, a row dimension `metric` telling them apart.
+    also: tuple[str, ...] = ()
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return (self.metric, *self.also)
 
 
 @dataclass
@@ -46,8 +51,14 @@ class Entry:
     runs: list[str] = field(default_factory=list)
     scale_factor: float | None = None
     values: list[float] = field(default_factory=list)  # ours, one per run
-    work_ratio: float = 1.0  # the seed's work / the work we ran (Pi maps x samples, bytes)
     breakdown: Breakdown | None = None  # where our runs' time went, on average
+    tasks: int | None = None  # our runs' task count (None: unknown, or our runs do not agree)
+    seed_tasks: int | None = None  # the seed's, by the same rule
+    waves: float | None = None  # our runs' tasks over the slots their cluster offered
+
+    @property
+    def tasks_kept(self) -> bool:
+        return self.tasks is None or self.seed_tasks is None or self.tasks == self.seed_tasks
 
 
 @dataclass
@@ -56,12 +67,19 @@ class Shape:
     label: str
     published: float
     ours: stats.Derived | None
-    verdict: str  # holds | differs | not measurable here
+    verdict: str  # holds | differs | inconclusive | not measurable here (judgement.OUTCOMES)
     detail: str = ""
     row: tuple = ()  # speedup: the table row, and the worker count against the base
     workers: int | None = None
     base: int | None = None
     predicted: bool = False  # the model's value beyond the worker counts we ran, not judged
+    runs_needed: int | None = None  # inconclusive: the runs per cell that would decide it
+
+
+def _shape(kind: str, label: str, published: float, ours: stats.Derived | None, **more) -> Shape:
+    """A shape judged by its kind's test."""
+    found = judgement.judge(kind, published, ours)
+    return Shape(kind, label, published, ours, found.verdict, found.detail, runs_needed=found.runs_needed, **more)
 
 
 @dataclass
@@ -216,18 +234,14 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
     return reference.same_parameters(p, run.workload, run.parameters)
 
 
-def _work_ratio(p: reference.Published, sizes: dict[int, int], parameters: dict[str, Any]) -> float:
-    """How much more work the seed's cell did than the runs that stand for it here."""
-    workload = p.dimensions.get("workload")
-    if p.size_bytes:
-        ran = sizes.get(p.size_bytes, p.size_bytes)
-        files = parameters.get(workload, {}).get("files", 1) if p.size_meaning == "per-file" else 1
-        return p.size_bytes * files / ran
-    asked = parameters.get(workload, {})
-    if "maps" in p.parameters and "maps" in asked:
-        theirs = p.parameters["maps"] * p.parameters.get("samples_per_map", 1)
-        return theirs / (asked["maps"] * asked.get("samples_per_map", p.parameters.get("samples_per_map", 1)))
-    return 1.0
+def _dimensions(p: reference.Published, names: tuple[str, ...]) -> tuple:
+    return tuple(p.metric if d == "metric" else p.dimensions.get(d) for d in names)
+
+
+def _seed_total(p: reference.Published, parameters: dict[str, Any]) -> int:
+    """The seed's size as a total (TestDFSIO in the 2026 seed printed each file's)."""
+    files = parameters.get(p.dimensions.get("workload"), {}).get("files", 1) if p.size_meaning == "per-file" else 1
+    return p.size_bytes * files
 
 
 def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, sizes: dict[int, int] | None = None,
@@ -237,7 +251,7 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
     to the size we ran it at (scaled down on an emulated cluster)."""
     sizes, parameters = sizes or {}, parameters or {}
     rows = [p for p in reference.published()
-            if p.seed == seed and p.table == table and p.metric == layout.metric]
+            if p.seed == seed and p.table == table and p.metric in layout.metrics]
     title = rows[0].title if rows else ""
     counted = [r for r in runs if status(r) == "headline"]
     entries = []
@@ -245,11 +259,18 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
         mine = [r for r in counted if _matches(r, p, sizes, parameters, scale)]
         values = [v for r in mine if (v := value_of(r, p.metric, p.unit, p.dimensions)) is not None]
         factors = {round(r.scale.factor, 6) for r in mine if r.cluster.emulated}
-        entries.append(Entry(tuple(p.dimensions.get(d) for d in layout.rows),
-                             tuple(p.dimensions.get(d) for d in layout.columns), p,
+        counts = {tasks.of_run(r) for r in mine}
+        waves = [w for r in mine if (w := tasks.waves(r)) is not None]
+        seed_parameters = {**p.parameters, **parameters.get(p.dimensions.get("workload"), {})}
+        if "maps" in p.parameters:
+            seed_parameters["maps"] = p.parameters["maps"]
+        entries.append(Entry(_dimensions(p, layout.rows), _dimensions(p, layout.columns), p,
                              stats.estimate(values) if values else None, [r.run_id for r in mine],
-                             next(iter(factors)) if len(factors) == 1 else None, values,
-                             _work_ratio(p, sizes, parameters), breakdown.mean_of(mine)))
+                             next(iter(factors)) if len(factors) == 1 else None, values, breakdown.mean_of(mine),
+                             counts.pop() if len(counts) == 1 else None,
+                             tasks.of_seed(p.dimensions.get("workload", ""), p.size_bytes and _seed_total(p, parameters),
+                                           seed_parameters, p.size_meaning),
+                             sum(waves) / len(waves) if waves else None))
     found = Reproduction(seed, table, title, layout, entries, [], list(notes), circular, sizes)
     by_id = {r.run_id: r for r in counted}
     for e in entries:
@@ -272,78 +293,98 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
     return found
 
 
-def judge(published: float, ours: stats.Derived | None) -> tuple[str, str]:
-    if ours is None:
-        return "not measurable here", "no valid runs of ours on one side"
-    if ours.ci_low is None:
-        return "not measurable here", f"ours {ours.value:.3g} from fewer than two valid runs on a side"
-    if ours.ci_low <= 0 or ours.ci_high / ours.ci_low > TOO_WIDE:
-        return "not measurable here", (f"ours {ours.value:.3g}, but our interval {ours.ci_low:.3g}-{ours.ci_high:.3g} "
-                                       "is too wide to judge; run more repetitions")
-    inside = ours.ci_low <= published <= ours.ci_high
-    close = abs(ours.value / published - 1) <= TOLERANCE
-    if inside or close:
-        why = "inside our 95 % interval" if inside else f"within {TOLERANCE:.0%} of ours"
-        return "holds", f"published {published:.3g} {why}"
-    return "differs", f"published {published:.3g} outside our interval {ours.ci_low:.3g}-{ours.ci_high:.3g} " \
-                      f"and more than {TOLERANCE:.0%} from ours"
-
-
 def _speedups(found: Reproduction) -> list[Shape]:
-    """Speedup by worker count within each row, against the fewest workers the row has. Where the work
-    we ran is not the seed's (fewer maps, data scaled down with the emulation), the speedup is the one
-    the model fixed + parallel / workers, fitted to our runs, predicts at the seed's work; the parallel
-    share of the base time is set beside the seed's as well."""
+    """Speedup by worker count within each row, against the fewest workers the row has runs of (the
+    seed's fewest where this host runs them), judged as measured: our cells keep the seed's task
+    counts, so their waves are the seed's. A cell whose task count is not the seed's is shown and
+    not judged. Where more worker counts ran than the wave model has parameters, the model's fit and
+    residual are noted and it predicts the seed's counts beyond ours, labelled and not judged."""
     shapes = []
     if "workers" not in found.layout.columns:
         return shapes
     at = found.layout.columns.index("workers")
+    rate = found.layout.metric != "wall_time"  # HPL's Gflops: the speedup is Rmax(n) / Rmax(base)
     for row in found.rows:
         cells = sorted((e for e in found.entries if e.row == row and e.published.value),
                        key=lambda e: int(e.column[at]))
         if len(cells) < 2:
             continue
-        base = cells[0]
-        ratios = {round(e.work_ratio, 6) for e in cells}
-        ratio = ratios.pop() if len(ratios) == 1 else None
-        fitted = ratio is None or abs(ratio - 1) > 0.01
-        times = {int(e.column[at]): e.values for e in cells if e.values}
-        rate = found.layout.metric != "wall_time"  # HPL's Gflops: the speedup is Rmax(n) / Rmax(base)
-        for other in cells[1:]:
+        measured = [e for e in cells if e.ours]
+        base = measured[0] if measured else cells[0]
+        seeds_base = int(cells[0].column[at])
+        b = int(base.column[at])
+        for other in cells:
+            n = int(other.column[at])
+            if n <= b:
+                continue
             faster, slower = (other, base) if rate else (base, other)
             published = faster.published.value / slower.published.value
-            label = f"{_label(row)}: {other.column[at]} workers vs {base.column[at]}"
-            if not fitted:
-                ours = stats.ratio(faster.ours, slower.ours) if base.ours and other.ours else None
-                shapes.append(Shape("speedup", label, published, ours, *judge(published, ours), row=row,
-                                    workers=int(other.column[at]), base=int(base.column[at])))
+            label = f"{_label(row)}: {n} workers vs {b}"
+            ours = stats.ratio(faster.ours, slower.ours) if base.ours and other.ours else None
+            where = "" if b == seeds_base else (f"; against {b} workers, the fewest this host runs (the seed's "
+                                                 f"{seeds_base} not run here)")
+            if ours is not None and not (base.tasks_kept and other.tasks_kept):
+                shapes.append(Shape("speedup", label, published, ours, judgement.NOT_MEASURED,
+                                    f"our cells ran {_tasks_text(base, other)}: another wave structure, so another "
+                                    f"shape{where}", row=row, workers=n, base=b))
                 continue
-            ours = (scaling.speedup(times, int(other.column[at]), ratio)
-                    if ratio and len(times) >= 2 and min(times) == int(base.column[at]) else None)
-            if ours is None:
-                shapes.append(Shape("speedup", label, published, None, *judge(published, None), row=row,
-                                    workers=int(other.column[at]), base=int(base.column[at])))
-                continue
-            predicted = int(other.column[at]) > max(times)
-            if predicted:
-                verdict, detail = "not measurable here", (
-                    f"predicted {ours.text()} by the model beyond the {max(times)} workers we ran: a prediction, "
-                    "not a measurement")
-            else:
-                verdict, detail = judge(published, ours)
-            shapes.append(Shape("speedup", f"{label} (fitted, at the seed's work)", published, ours, verdict,
-                                f"{detail}; {_fitted_why(ratio)}", row=row, workers=int(other.column[at]),
-                                base=int(base.column[at]), predicted=predicted))
-        seeds_fit = scaling.fit([(int(e.column[at]), e.published.value) for e in cells])
-        if seeds_fit is not None and len(times) >= 2:
-            published = seeds_fit.parallel_share(1.0, int(base.column[at]))
-            ours = scaling.parallel_share(times, ratio) if ratio and min(times) == int(base.column[at]) else None
-            verdict, detail = judge(published, ours)
-            shapes.append(Shape("parallel share", f"{_label(row)}: share of the {base.column[at]}-worker time the "
-                                "workers divide", published, ours, verdict,
-                                f"{detail}; fixed + parallel / workers fitted to the seed's cells and to our runs"
-                                + (f", ours at the seed's work ({_fitted_why(ratio)})" if fitted else "")))
+            shape = _shape("speedup", label, published, ours, row=row, workers=n, base=b)
+            shape.detail += where
+            shapes.append(shape)
+        shapes += _wave_model(found, row, cells, base, at, rate)
     return shapes
+
+
+def _tasks_text(*cells: Entry) -> str:
+    return ", ".join(f"{e.tasks} tasks at {e.column[-1]} where the seed ran {e.seed_tasks}" for e in cells
+                     if not e.tasks_kept)
+
+
+def _wave_model(found: Reproduction, row: tuple, cells: list[Entry], base: Entry, at: int, rate: bool) -> list[Shape]:
+    """The wave model fitted to our cells of a row (time only), noted with its residual, and its
+    predictions for the seed's worker counts beyond ours."""
+    if rate:
+        return []
+    by_waves = {e.waves: e.values for e in cells if e.values and e.waves}
+    model = scaling.fit_means(by_waves)
+    if model is None:
+        return []
+    ran = [int(e.column[at]) for e in cells if e.values]
+    found.notes.append(
+        f"{_label(row)}: time by waves fitted to our {model.counts} worker counts ({', '.join(map(str, ran))}): "
+        f"{model.fixed:.1f} s fixed + {model.per_wave:.1f} s a wave (tasks over the slots the workers offer), "
+        f"residual {model.residual:.1f} s")
+    shapes = []
+    for other in cells:
+        n = int(other.column[at])
+        if n <= max(ran) or base.waves is None or not base.tasks_kept:
+            continue
+        waves = _waves_at(found, base, n, at)
+        if waves is None:
+            continue
+        ours = scaling.predicted_speedup(by_waves, base.waves, waves)
+        if ours is None:
+            continue
+        published = base.published.value / other.published.value
+        shapes.append(Shape("speedup", f"{_label(row)}: {n} workers vs {base.column[at]} (predicted by waves)", published,
+                            ours, judgement.NOT_MEASURED,
+                            f"predicted {ours.text()} by the wave model beyond the {max(ran)} workers we ran "
+                            f"(residual {model.residual:.1f} s): a prediction, not a measurement", row=row, workers=n,
+                            base=int(base.column[at]), predicted=True))
+    return shapes
+
+
+def _waves_at(found: Reproduction, base: Entry, workers: int, at: int) -> float | None:
+    """The waves the base's tasks would make on `workers` workers: the slots grow with the workers
+    by what each added worker offered in our runs (a worker's containers; the ApplicationMaster's
+    share stays on one)."""
+    measured = sorted((int(e.column[at]), base.tasks / e.waves) for e in found.entries
+                      if e.row == base.row and e.waves and e.tasks == base.tasks)
+    if len(measured) < 2 or not base.tasks:
+        return None
+    (n0, slots0), (n1, slots1) = measured[0], measured[-1]
+    slots = slots0 + (slots1 - slots0) / (n1 - n0) * (workers - n0)
+    return base.tasks / slots if slots > 0 else None
 
 
 def _efficiencies(found: Reproduction) -> list[Shape]:
@@ -357,44 +398,40 @@ def _efficiencies(found: Reproduction) -> list[Shape]:
         share = s.base / s.workers
         ours = s.ours.scaled(share) if s.ours else None
         published = s.published * share
-        verdict, detail = ("not measurable here", s.detail) if s.predicted else judge(published, ours)
-        shapes.append(Shape("efficiency", s.label.replace(" vs ", " efficiency vs ", 1), published, ours, verdict,
-                            detail, row=s.row, workers=s.workers, base=s.base, predicted=s.predicted))
+        label = s.label.replace(" vs ", " efficiency vs ", 1)
+        if s.predicted or s.verdict == judgement.NOT_MEASURED and s.ours is not None:
+            shapes.append(Shape("efficiency", label, published, ours, judgement.NOT_MEASURED, s.detail, row=s.row,
+                                workers=s.workers, base=s.base, predicted=s.predicted))
+        else:
+            shapes.append(_shape("efficiency", label, published, ours, row=s.row, workers=s.workers, base=s.base))
     return shapes
 
 
-def _fitted_why(ratio: float | None) -> str:
-    if ratio is None:
-        return "our cells ran different shares of the seed's work, so no model can be set beside it"
-    return (f"we ran 1/{ratio:.3g} of the seed's work, whose fixed cost (start-up) stays while its parallel part "
-            "shrinks, so the raw speedup is not the seed's shape")
+def _higher_is_better(metric: str) -> bool:
+    return metric != "wall_time"
 
 
 def _storage_gains(found: Reproduction) -> list[Shape]:
-    """The faster medium's gain over the slower one in each column, by the table's metric."""
+    """The faster medium's gain over the slower one for every pair of media a column holds (three
+    media, three gains), by the cell's metric; the faster is the one the seed found faster."""
     if "storage" not in found.layout.rows:
         return []
     at = found.layout.rows.index("storage")
     shapes = []
-    higher_is_better = found.layout.metric != "wall_time"
     groups: dict[tuple, list[Entry]] = {}
     for e in found.entries:
         groups.setdefault((e.row[:at] + e.row[at + 1:], e.column), []).append(e)
     for (rest, column), cells in groups.items():
-        by_medium = {e.row[at]: e for e in cells if e.published.value}
-        if len(by_medium) != 2:
-            continue
-        slow, fast = sorted(by_medium.values(), key=lambda e: e.published.value if higher_is_better
-                            else -e.published.value)
-        if higher_is_better:
-            published = fast.published.value / slow.published.value
-            ours = stats.ratio(fast.ours, slow.ours) if fast.ours and slow.ours else None
-        else:
-            published = slow.published.value / fast.published.value
-            ours = stats.ratio(slow.ours, fast.ours) if fast.ours and slow.ours else None
-        verdict, detail = judge(published, ours)
-        label = f"{_label(rest)} {_label(column)}: {fast.row[at]} over {slow.row[at]}".strip()
-        shapes.append(Shape("storage gain", label, published, ours, verdict, detail))
+        media = [e for e in cells if e.published.value]
+        for i, one in enumerate(media):
+            for other in media[i + 1:]:
+                higher = _higher_is_better(one.published.metric)
+                slow, fast = sorted((one, other), key=lambda e: e.published.value if higher else -e.published.value)
+                top, bottom = (fast, slow) if higher else (slow, fast)
+                published = top.published.value / bottom.published.value
+                ours = stats.ratio(top.ours, bottom.ours) if fast.ours and slow.ours else None
+                label = f"{_label(rest)} {_label(column)}: {fast.row[at]} over {slow.row[at]}".strip()
+                shapes.append(_shape("storage gain", label, published, ours))
     return shapes
 
 
@@ -410,10 +447,13 @@ def _intermediate_per_byte(found: Reproduction) -> list[Shape]:
         ours = None
         if e.ours is not None:
             ran_at = found.sizes.get(size, size)
-            ours = stats.Derived(e.ours.mean, e.ours.ci_low, e.ours.ci_high).scaled(unit / ran_at)
-        verdict, detail = judge(published, ours) if published > 0 else ("not measurable here", "published 0")
-        shapes.append(Shape("intermediate per input byte", f"{_label(e.row)} {format_size(size)}", published,
-                            ours, verdict, detail))
+            ours = stats.Derived.of(e.ours).scaled(unit / ran_at)
+        label = f"{_label(e.row)} {format_size(size)}"
+        if published > 0:
+            shapes.append(_shape("intermediate per input byte", label, published, ours))
+        else:
+            shapes.append(Shape("intermediate per input byte", label, published, ours, judgement.NOT_MEASURED,
+                                "published 0: no share of the input to compare with"))
     return shapes
 
 
@@ -454,7 +494,7 @@ def _over_first(kind: str, label: str, other: Entry, base: Entry, row: tuple = (
     """One cell's figure over its group's first, published and ours, judged."""
     published = other.published.value / base.published.value
     ours = stats.ratio(other.ours, base.ours) if other.ours and base.ours else None
-    return Shape(kind, label, published, ours, *judge(published, ours), row=row)
+    return _shape(kind, label, published, ours, row=row)
 
 
 def _thread_scaling(found: Reproduction) -> list[Shape]:
@@ -495,12 +535,11 @@ def _levels(found: Reproduction) -> list[Shape]:
     for e in found.entries:
         if not e.published.value:
             continue
-        ours = stats.Derived(e.ours.mean, e.ours.ci_low, e.ours.ci_high) if e.ours else None
-        label = f"{_label(e.row)} {_label(e.column)}".strip()
-        verdict, detail = judge(e.published.value, ours)
+        ours = stats.Derived.of(e.ours) if e.ours else None
+        shape = _shape("level", f"{_label(e.row)} {_label(e.column)}".strip(), e.published.value, ours, row=e.row)
         if e.published.inferred:
-            detail += f"; the seed's value is inferred: {e.published.inferred}"
-        shapes.append(Shape("level", label, e.published.value, ours, verdict, detail, row=e.row))
+            shape.detail += f"; the seed's value is inferred: {e.published.inferred}"
+        shapes.append(shape)
     return shapes
 
 
@@ -520,18 +559,10 @@ def _orders(found: Reproduction) -> list[Shape]:
                   and all(named[id(e)][d] == named[id(top)][d] for d in alike)]
         for other in others:
             ours = stats.ratio(top.ours, other.ours) if top.ours and other.ours else None
-            label = f"{_cell_name(found, top)} over {_cell_name(found, other)}"
-            if ours is None or ours.ci_low is None:
-                verdict, detail = judge(1.0, ours)
-            elif ours.ci_low > 1:
-                verdict, detail = "holds", f"ours above 1 ({ours.ci_low:.3g}-{ours.ci_high:.3g})"
-            elif ours.ci_high < 1:
-                verdict, detail = "differs", f"ours below 1 ({ours.ci_low:.3g}-{ours.ci_high:.3g})"
-            else:
-                verdict, detail = "not measurable here", f"our interval {ours.ci_low:.3g}-{ours.ci_high:.3g} holds 1"
-            shapes.append(Shape("higher", label, 1.0, ours, verdict,
-                                f"{detail}; the seed printed no values, only which is higher "
-                                f"(\"{top.published.printed}\")", row=top.row))
+            shape = _shape("higher", f"{_cell_name(found, top)} over {_cell_name(found, other)}", 1.0, ours,
+                           row=top.row)
+            shape.detail += f"; the seed printed no values, only which is higher (\"{top.published.printed}\")"
+            shapes.append(shape)
     return shapes
 
 

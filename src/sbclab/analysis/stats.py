@@ -86,6 +86,11 @@ class Derived:
     value: float
     ci_low: float | None = None
     ci_high: float | None = None
+    runs: int | None = None  # the fewest runs behind any of its inputs: how many more would narrow it
+
+    @classmethod
+    def of(cls, e: "Estimate") -> "Derived":
+        return cls(e.mean, e.ci_low, e.ci_high, e.n)
 
     @property
     def half_width(self) -> float | None:
@@ -93,7 +98,7 @@ class Derived:
 
     def scaled(self, factor: float) -> "Derived":
         lo, hi = ((self.ci_low * factor, self.ci_high * factor) if self.ci_low is not None else (None, None))
-        return Derived(self.value * factor, *(sorted((lo, hi)) if lo is not None else (None, None)))
+        return Derived(self.value * factor, *(sorted((lo, hi)) if lo is not None else (None, None)), self.runs)
 
     def as_dict(self) -> dict:
         return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high}
@@ -113,6 +118,11 @@ def _value(e: "Estimate | Derived") -> float:
     return e.mean if isinstance(e, Estimate) else e.value
 
 
+def _runs(*found: "Estimate | Derived") -> int | None:
+    counts = [e.n if isinstance(e, Estimate) else e.runs for e in found]
+    return None if None in counts else min(counts)
+
+
 def _log_half_width(e: "Estimate | Derived") -> float | None:
     if e.ci_low is None or e.ci_low <= 0:
         return None
@@ -124,15 +134,16 @@ def ratio(numerator: "Estimate | Derived", denominator: "Estimate | Derived") ->
     logarithms added in quadrature, so the interval stays positive (a speedup of two runs each is
     never "between -0.75 and 3.47"); otherwise the relative half-widths, to first order."""
     value = _value(numerator) / _value(denominator)
+    runs = _runs(numerator, denominator)
     la, lb = _log_half_width(numerator), _log_half_width(denominator)
     if la is not None and lb is not None and value > 0:
         width = math.hypot(la, lb)
-        return Derived(value, value * math.exp(-width), value * math.exp(width))
+        return Derived(value, value * math.exp(-width), value * math.exp(width), runs)
     a, b = _rel(numerator), _rel(denominator)
     if a is None or b is None:
-        return Derived(value)
+        return Derived(value, runs=runs)
     rel = math.hypot(a, b)
-    return Derived(value, *sorted((value * (1 - rel), value * (1 + rel))))
+    return Derived(value, *sorted((value * (1 - rel), value * (1 + rel))), runs)
 
 
 def spread_warning(e: Estimate) -> str | None:

@@ -5,7 +5,7 @@ from pathlib import Path
 import jinja2
 
 from .. import atomic
-from ..analysis import breakdown, reference, reproduction
+from ..analysis import breakdown, judgement, reference
 from ..analysis.cells import cluster_identity
 from ..units import format_size
 from . import nodes, plots, tables
@@ -66,7 +66,7 @@ def render(report: Report) -> str:
         cost_column=f"energy_cost_per_year_{report.costs.currency.lower()}",
         commands=sorted({" ".join(r.command) for r in report.runs}),
         seeds=sorted({raw["citation"] for raw in reference.seeds().values()}),
-        tolerance=reproduction.TOLERANCE, num=_num, size=format_size,
+        verdict_tests=judgement.tests_text(), num=_num, size=format_size,
         reproduction_plots=[[p for p in (plots.reproduction_speedups(r), plots.reproduction_efficiencies(r)) if p]
                             for r in report.reproductions],
         breakdown_parts=breakdown.PARTS)
