@@ -246,8 +246,10 @@ def test_work_and_storage_choose_a_share_of_the_table_without_changing_it(monkey
                                    workers=[1, 2], storage=["nvme"], work=0.25)
     [experiment] = planned.experiments
     assert list(experiment.storage) == ["nvme"]
-    assert planned.parameters["pi"]["maps"] == 25 and table.experiment["parameters"]["pi"]["maps"] == 100
-    assert any("25 of the seed's 100 maps" in n for n in planned.notes)
+    # The seed's maps stay (its waves), each map's samples are the share.
+    assert planned.parameters["pi"] == {"maps": 100, "samples_per_map": 2500}
+    assert table.experiment["parameters"]["pi"]["samples_per_map"] == 10000
+    assert any("the seed's 100 maps of 2,500 samples each instead of 10,000" in n for n in planned.notes)
     teragen = reproduce.plan_table(seed.tables["table12"], seed, repetitions=1, sizes=None, backend="emulated",
                                    on_boards=False, workers=[2], work=0.5)
     assert teragen.experiments and "maps" not in teragen.parameters.get("teragen", {})  # its data shrinks instead
@@ -555,3 +557,36 @@ def test_an_order_the_seed_states_holds_when_a_meter_measured_it(tmp_path):
         ("sort", "6GB", "native"): {"cpu": 100, "mem": 100, "mbps": 11.0, "j": 400, "metered": True}})
     verdicts = {s.label: s.verdict for s in _hajji("figure8", runs).shapes}
     assert verdicts == {"6GB sort over 1GB sort": "holds", "6GB sort over 4GB sort": "holds"}
+
+
+def test_testdfsio_is_set_beside_ours_by_throughput_rate_and_time_with_the_gap_between_them(tmp_path):
+    raw = json.loads((RESULTS / "runs" / f"{PI}.json").read_text())
+    runs = []
+    # 1 GB files on 8 workers, read: ours runs on a scaled cluster, so only the shapes are judged.
+    for storage, throughput, rate, seconds in (("microsd-pro-plus", 3.0, 3.3, 78.0), ("nvme-p31-gen3", 5.0, 6.2, 61.0)):
+        for i, wobble in enumerate((0.99, 1.0, 1.01)):
+            doc = {**raw, "run_id": f"dfsio-{storage}-{i}", "workload": "dfsio-read", "engine": "hadoop",
+                   "parameters": {"size_bytes": 10 * 10**9, "files": 10}, "wall_time_s": 200.0,
+                   "result": {"throughput_mb_s": throughput * wobble, "average_io_rate_mb_s": rate * wobble ** 2,
+                              "exec_time_s": seconds / wobble},
+                   "versions": {**raw["versions"], "hadoop": "3.3.6"},
+                   "cluster": {**raw["cluster"], "board": "rpi5b", "storage": storage, "workers": 8}}
+            path = tmp_path / "runs" / f"{doc['run_id']}.json"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(doc))
+            runs.append(load(path))
+    table = reproduce.seed("2026").tables["table18"]
+    layout = reproduction.Layout(tuple(table.layout["rows"]), tuple(table.layout["columns"]), table.layout["metric"],
+                                 table.shapes, tuple(table.layout["also"]))
+    found = reproduction.reproduce("leepark2026", "Table 18", layout, runs, sizes={10**9: 10 * 10**9},
+                                   parameters={"dfsio-read": {"files": 10}, "dfsio-write": {"files": 10}})
+    assert found.at(("dfsio-read", "microsd-pro-plus", "hdfs_avg_io_rate"), ("1GB",)).ours.mean == pytest.approx(3.3, rel=0.01)
+    assert found.at(("dfsio-read", "nvme-p31-gen3", "wall_time"), ("1GB",)).ours.mean == pytest.approx(61, rel=0.01)
+    shapes = {s.label: s for s in found.shapes}
+    gap = shapes["dfsio-read nvme-p31-gen3 1GB: average I/O rate over throughput"]
+    assert gap.published == pytest.approx(61.91 / 49.29) and gap.ours.value == pytest.approx(1.24, rel=0.01)
+    assert gap.verdict == "holds"
+    rate_gain = shapes["dfsio-read hdfs_avg_io_rate 1GB: nvme-p31-gen3 over microsd-pro-plus"]
+    assert rate_gain.published == pytest.approx(61.91 / 32.87) and rate_gain.verdict == "holds"
+    time_gain = shapes["dfsio-read wall_time 1GB: nvme-p31-gen3 over microsd-pro-plus"]
+    assert time_gain.published == pytest.approx(77.82 / 60.65) and time_gain.ours.value == pytest.approx(78 / 61, rel=0.01)

@@ -100,8 +100,8 @@ def _ours(e: reproduction.Entry) -> str:
 @click.option("--storage", "media", callback=lambda ctx, param, value: names(value),
               help="Storage media to run, of the table's, e.g. nvme (default: every medium the table has).")
 @click.option("--work", type=click.FloatRange(0.001, 1.0), default=1.0, show_default=True,
-              help="Share of the seed's work to run (Pi maps, data sizes); speedups are then judged on the model "
-                   "fixed + parallel / workers fitted to our runs, at the seed's work.")
+              help="Share of the seed's work to run inside each task (Pi's samples per map, data sizes with the HDFS "
+                   "block size), keeping the seed's maps, slices and blocks, so its waves and speedups keep their shape.")
 @click.option("--dry-run", is_flag=True, help="Show the cells and cluster shapes without running anything.")
 @click.option("--estimate", is_flag=True, help="Show how long the tables will take, without running anything.")
 @click.option("--backend", type=click.Choice(["emulated", "processes"]), default=None)
@@ -156,7 +156,8 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
             continue
         store = ResultsStore(results)
         runs = list(store.runs()) if store.runs_dir.exists() else []
-        layout = Layout(tuple(t.layout["rows"]), tuple(t.layout["columns"]), t.layout["metric"], t.shapes)
+        layout = Layout(tuple(t.layout["rows"]), tuple(t.layout["columns"]), t.layout["metric"], t.shapes,
+                        tuple(t.layout.get("also", ())))
         parameters = planned.parameters or (t.experiment or {}).get("parameters", {})
         reproduction.save_request(results, found_seed.key, t.reference, layout, sizes=planned.sizes,
                                   parameters=parameters, circular=t.circular, notes=planned.notes, scale=planned.scale)

@@ -135,7 +135,8 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                storage: list[str] | None = None, work: float = 1.0, monitor: dict[str, Any] | None = None,
                cluster: dict[str, str] | None = None) -> Planned:
     """The table's experiments as this host can run them. `work` < 1 runs that share of the seed's work
-    (Pi maps, data sizes), and the reproduction then judges speedups on the fitted model; `monitor`
+    inside each task (Pi's samples per map, the data in each HDFS block), keeping the seed's task
+    counts so its waves and speedups keep their shape; `monitor`
     holds monitoring settings given over the table's own (the idle baseline, power sources); `cluster` the
     clusters' name and subnet (two reproductions side by side need their own)."""
     planned = Planned(table, work=work)
@@ -252,16 +253,18 @@ def on_this_host(table: Table, seed_: Seed) -> tuple[str, str]:
 
 
 def _scale_work(raw: dict[str, Any], work: float, planned: Planned) -> None:
-    """A share of the seed's work: fewer Pi maps (each map's samples kept), shorter timed node benchmarks."""
+    """A share of the seed's work inside each of its tasks: Pi's samples per map (its maps, and with
+    them its waves, stay the seed's), shorter timed node benchmarks."""
     parameters = raw["parameters"]
     for name in raw.get("workloads", []):
         given = parameters.setdefault(name, {})
         full = registry.get(name).parameters(None, given)
-        if isinstance(full.get("maps"), int) and name == "pi":  # TeraGen's maps split its data, not its work
-            given["maps"] = max(1, round(full["maps"] * work))
-            planned.notes.append(f"{name}: {given['maps']} of the seed's {full['maps']} maps (--work {work:g}); the "
-                                 "speedup is judged on the model fitted to our runs (fixed + parallel / workers) at "
-                                 "the seed's work")
+        if name == "pi" and isinstance(full.get("samples_per_map"), int):
+            given["maps"] = full["maps"]
+            given["samples_per_map"] = max(1, round(full["samples_per_map"] * work))
+            planned.notes.append(f"{name}: the seed's {full['maps']} maps of {given['samples_per_map']:,} samples each "
+                                 f"instead of {full['samples_per_map']:,} (--work {work:g}): its tasks and waves are "
+                                 "the seed's, each task's work a share; a map's time is mostly its JVM's start-up")
         for timed in ("seconds", "step_seconds"):  # a benchmark's time, or each step's of a ramp
             if isinstance(full.get(timed), (int, float)):
                 given[timed] = max(1, round(full[timed] * work))
