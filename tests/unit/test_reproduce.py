@@ -590,3 +590,19 @@ def test_testdfsio_is_set_beside_ours_by_throughput_rate_and_time_with_the_gap_b
     assert rate_gain.published == pytest.approx(61.91 / 32.87) and rate_gain.verdict == "holds"
     time_gain = shapes["dfsio-read wall_time 1GB: nvme-p31-gen3 over microsd-pro-plus"]
     assert time_gain.published == pytest.approx(77.82 / 60.65) and time_gain.ours.value == pytest.approx(78 / 61, rel=0.01)
+
+
+def test_the_2021_seeds_board_tables_run_each_board_on_the_card_its_rows_show(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2021")
+    planned = reproduce.plan_table(seed.tables["table20"], seed, repetitions=1, sizes=None, backend="emulated",
+                                   on_boards=False, workers=[1])
+    media = {e.cluster.board: list(e.storage) for e in planned.experiments}
+    assert media == {"rpi3b": ["microsd-evo"], "rpi4b-4gb": ["microsd-extreme-pro"]}
+    published = {(p.dimensions["board"], p.dimensions["storage"]) for p in reference.published()
+                 if p.seed == "leeohpark2021" and p.table == "Table 20"}
+    assert {(board, m[0]) for board, m in media.items()} == published  # every row gets runs of its own card
+    one_card = reproduce.plan_table(seed.tables["table20"], seed, repetitions=1, sizes=None, backend="emulated",
+                                    on_boards=False, workers=[1], storage=["microsd-evo"])
+    assert [e.cluster.board for e in one_card.experiments] == ["rpi3b"]
+    assert any(r.startswith("rpi4b-4gb: the table runs it on microsd-extreme-pro") for r in one_card.refused)

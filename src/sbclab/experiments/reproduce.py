@@ -161,9 +161,9 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
         if storage:
             kept_media = [m for m in raw.get("storage", []) if m in storage]
             if not kept_media:
-                planned.refused.append(f"the table runs on {', '.join(raw.get('storage', []))}, not "
+                planned.refused.append(f"{board_name}: the table runs it on {', '.join(raw.get('storage', []))}, not "
                                        f"{', '.join(storage)}")
-                return planned
+                continue
             raw["storage"] = kept_media
         _one_board_each(raw)
         if work != 1.0:
