@@ -1,8 +1,12 @@
 import textwrap
+from types import SimpleNamespace
 
 import pytest
+from click.testing import CliRunner
 
 from sbclab import profiles
+from sbclab.cli import main_group
+from sbclab.cluster import spec
 from sbclab.errors import SbclabError
 
 SEED_BOARDS = ["rpi1b", "rpi2b", "rpi3b", "rpi4b-4gb", "rpi4b", "rpi5b", "rpi5b-oc", "desktop-i5-9600k",
@@ -37,6 +41,60 @@ def test_sysbench_figures_match_lee2026_table_4():
     assert profiles.board("rpi5b").sysbench_events(1) == 24699.51
     assert profiles.board("rpi5b").sysbench_events(4) == 98699.69
     assert profiles.board("rpi4b").sysbench_events(4) == 56644.43
+
+
+def test_the_rpi2b_sysbench_figure_is_the_3b_table_over_the_2021_seeds_ratio():
+    """lee2021 Table 8 gives the 3B; its Sec. IV-B puts the 3B at about 1.5 times the 2B."""
+    pi2, pi3 = profiles.board("rpi2b"), profiles.board("rpi3b")
+    assert pi2.sysbench.max_prime == pi3.sysbench.max_prime == 2000
+    for threads in (1, 2, 4, 8, 16):
+        assert pi2.sysbench_events(threads) == pytest.approx(pi3.sysbench_events(threads) / 1.5, abs=0.01)
+    derived = pi2.derivation("sysbench")
+    assert "lee2021 Table 8" in derived.source and "1.5" in derived.source
+    assert "%" in derived.uncertainty and "ten times lower" in derived.uncertainty
+    # About a twelfth of a host core that does 40,000 events/s, not the one host core it was given unmeasured.
+    speed, note = spec.core_speed(pi2, SimpleNamespace(core_events_per_s=lambda prime: 40_000.0))
+    assert speed == pytest.approx(0.081, abs=0.001)
+    assert "derived" in note and "profiles show rpi2b" in note
+    assert "derived" not in spec.core_speed(pi3, SimpleNamespace(core_events_per_s=lambda prime: 40_000.0))[1]
+
+
+def test_profiles_show_prints_a_derived_figure_with_its_source_and_how_far_off_it_could_be():
+    done = CliRunner().invoke(main_group, ["profiles", "show", "rpi2b"])
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())  # the console wraps long lines
+    assert "derived (no seed prints these figures)" in text
+    assert "sysbench: lee2021 Table 8 (RPi 3B" in text and "divided by 1.5" in text
+    assert "how far off: As a CPU speed" in text
+    medium = " ".join(CliRunner().invoke(main_group, ["profiles", "show", "sd-baun"]).output.split())
+    assert "on_board.rpi1b: baun2016 Tables 4-6" in medium and "how far off: As the cluster's card" in medium
+
+
+def test_figures_no_seed_prints_are_marked_as_derived():
+    """A design peak, a firmware default or a list price is not a seed's figure: each says how it was
+    worked out and how far off it could be."""
+    for b in profiles.boards().values():
+        for field in ("flops_per_cycle", "soft_temp_c"):
+            if getattr(b, field) is not None and not (b.name == "rpi1b" and field == "flops_per_cycle"):
+                assert b.derivation(field), f"{b.name} {field}"
+        for field, text in b.sources.items():
+            assert "not from a seed" not in text or field == "storage_interfaces", f"{b.name} {field}"
+    assert profiles.board("rpi1b").derivation("idle_watts") and profiles.board("rpi2b").derivation("price_usd")
+    for s in profiles.storages().values():
+        assert s.price_usd is None or s.derived.get("price_usd"), s.name
+    assert profiles.board("rpi3b").soft_temp_c == 80  # 60 °C is the 3B+'s soft limit, not the 3B's
+
+
+def test_a_derived_entry_names_a_figure_the_profile_holds(tmp_path):
+    write_user(tmp_path, "boards", "mine", USER_BOARD + textwrap.dedent("""\
+        derived:
+          sysbench:
+            source: guessed
+            uncertainty: a lot
+        """))
+    with pytest.raises(SbclabError) as err:
+        profiles.boards()
+    assert "mine.yaml" in str(err.value) and "derived" in str(err.value) and "sysbench" in str(err.value)
 
 
 def test_the_same_card_is_faster_in_a_pi_5_than_in_a_pi_4():

@@ -90,12 +90,18 @@ def profiles_show(name):
         kind, profile = "storage", profiles.storage(name)
     data = profile.model_dump(exclude_none=True, exclude_defaults=False)
     sources = data.pop("sources", {})
+    data.pop("derived", None)
     console.print(f"[bold]{kind} {profile.name}[/bold]")
     console.print(yaml.safe_dump(data, sort_keys=False, allow_unicode=True).rstrip())
     if sources:
         console.print("[bold]sources[/bold]")
         for field, source in sources.items():
             console.print(f"  {field}: {source}")
+    if profile.derived:
+        console.print("[bold]derived (no seed prints these figures)[/bold]")
+        for field, found in profile.derived.items():
+            console.print(f"  {field}: {found.source}")
+            console.print(f"    how far off: {found.uncertainty}")
 
 
 @click.command("calibrate")

@@ -175,7 +175,10 @@ def core_speed(board: "profiles.Board", calibration: "HostCalibration | None") -
     events = board.sysbench_events(1)
     if not host or not events:
         return 1.0, f"no host sysbench figure at --cpu-max-prime={board.sysbench.max_prime}; run 'sbclab calibrate'"
-    return events / host, f"sysbench --cpu-max-prime={board.sysbench.max_prime}: board {events:.6g}, host {host:.6g} events/s per core"
+    derived = (f" (the board's figure is derived, not a seed's: 'sbclab profiles show {board.name}' says how far off "
+               "it could be)") if board.derivation("sysbench") else ""
+    return events / host, (f"sysbench --cpu-max-prime={board.sysbench.max_prime}: board {events:.6g}, host {host:.6g} "
+                           f"events/s per core{derived}")
 
 
 # The seeds' desktop master (lee2021 Table 5) and its disk: a desktop's SSD sits on PCIe or SATA; no

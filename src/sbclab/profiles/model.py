@@ -67,6 +67,24 @@ class _Profile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Derived(_Profile):
+    """A figure no seed prints for this profile: how it was worked out (from the seeds' figures, or
+    from a source outside them) and how far off it could be."""
+
+    source: str = Field(min_length=1)
+    uncertainty: str = Field(min_length=1)
+
+
+def _check_derived(profile: BaseModel) -> None:
+    """Each derived entry names figures the profile holds ("idle_watts, load_watts", "on_board.rpi1b")."""
+    for key in profile.derived:
+        for name in (part.strip() for part in key.split(",")):
+            field, _, rest = name.partition(".")
+            value = getattr(profile, field, None) if field in type(profile).model_fields else None
+            if value is None or (rest and rest not in value):
+                raise ValueError(f"derived names '{name}', which this profile does not hold")
+
+
 class Sysbench(_Profile):
     """The seed's sysbench CPU figures: `by_threads` maps a thread count to the metric."""
 
@@ -105,15 +123,22 @@ class Board(_Profile):
     io_like: str | None = None
     sysbench: Sysbench | None = None
     sources: dict[str, str] = {}
+    # Figures no seed prints, by field: how each was worked out and how far off it could be.
+    derived: dict[str, Derived] = {}
 
     @model_validator(mode="after")
     def _load_above_idle(self):
         if self.load_watts and self.idle_watts and self.load_watts < self.idle_watts:
             raise ValueError(f"load_watts ({self.load_watts}) is below idle_watts ({self.idle_watts})")
+        _check_derived(self)
         return self
 
     def sysbench_events(self, threads: int) -> float | None:
         return self.sysbench.events_per_s(threads) if self.sysbench else None
+
+    def derivation(self, field: str) -> Derived | None:
+        """How `field` was worked out, when no seed prints it."""
+        return next((d for key, d in self.derived.items() if field in (k.strip() for k in key.split(","))), None)
 
 
 class MediumOnBoard(_Profile):
@@ -181,11 +206,13 @@ class Storage(_Profile):
     price_usd: NonNegative("usd") | None = None
     on_board: dict[str, MediumOnBoard]
     sources: dict[str, str] = {}
+    derived: dict[str, Derived] = {}
 
     @model_validator(mode="after")
     def _measured_somewhere(self):
         if not self.on_board:
             raise ValueError("on_board needs the figures of at least one board")
+        _check_derived(self)
         return self
 
     def figures_on(self, board: str) -> MediumOnBoard:
