@@ -9,6 +9,8 @@ ours stands beside it or it is a model's prediction.
 """
 
 import csv
+import dataclasses
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -236,6 +238,28 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
     return reference.same_parameters(p, run.workload, run.parameters)
 
 
+STATED = "stated_ratio"
+_CLAIM_KEYS = ("claim", "numerator", "denominator", "sizes", "workers_list", "high")
+
+
+def stated_pairs(p: reference.Published) -> list[tuple[reference.Published, reference.Published]]:
+    """The cells a stated ratio is formed from, (numerator, denominator) at each size (and worker count)
+    it spans, each an unvalued published cell of the time they compare."""
+    d = p.dimensions
+    base = {k: v for k, v in d.items() if k not in _CLAIM_KEYS}
+    pairs = []
+    for size, count in itertools.product(d.get("sizes") or [d.get("size")], d.get("workers_list") or [d.get("workers")]):
+        at = {**base, **({"size": size} if size else {}), **({"workers": count} if count else {})}
+        pairs.append(tuple(dataclasses.replace(p, metric="wall_time", unit="s", value=None, printed="",
+                                               dimensions={**at, **side})
+                           for side in (d["numerator"], d["denominator"])))
+    return pairs
+
+
+def stated_cells(p: reference.Published) -> list[reference.Published]:
+    return [cell for pair in stated_pairs(p) for cell in pair]
+
+
 def _dimensions(p: reference.Published, names: tuple[str, ...]) -> tuple:
     return tuple(p.metric if d == "metric" else p.dimensions.get(d) for d in names)
 
@@ -254,6 +278,7 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
     sizes, parameters = sizes or {}, parameters or {}
     rows = [p for p in reference.published()
             if p.seed == seed and p.table == table and p.metric in layout.metrics]
+    rows += list({_key(c.dimensions): c for p in rows if p.metric == STATED for c in stated_cells(p)}.values())
     title = rows[0].title if rows else ""
     counted = [r for r in runs if status(r) == "headline"]
     entries = []
@@ -459,6 +484,88 @@ def _intermediate_per_byte(found: Reproduction) -> list[Shape]:
     return shapes
 
 
+def _stated_ratios(found: Reproduction) -> list[Shape]:
+    """A ratio the seed's text states (its figures' values are not printed): our times of the numerator's
+    cells over the denominator's, at one size, as the mean over sizes, or each cell of a span against
+    the span's ends."""
+    shapes = []
+    cells = {_key(e.published.dimensions): e for e in found.entries if e.published.metric == "wall_time"}
+    for e in found.entries:
+        p = e.published
+        if p.metric != STATED:
+            continue
+        d = p.dimensions
+        pairs = [(top.dimensions, cells.get(_key(top.dimensions)), cells.get(_key(bottom.dimensions)))
+                 for top, bottom in stated_pairs(p)]
+        ratios = [stats.ratio(top.ours, bottom.ours) if top and bottom and top.ours and bottom.ours else None
+                  for _, top, bottom in pairs]
+        label = f"{_label(e.row)} {_label(e.column)}: {_side(d['numerator'])} over {_side(d['denominator'])}".strip()
+        claim = d.get("claim", "at")
+        if claim == "range":
+            shapes += _span(label, p, [(dims, r) for (dims, _, _), r in zip(pairs, ratios)])
+            continue
+        if None in ratios:
+            missing = [f"{dims.get('size') or ''} {dims.get('workers') or ''}".strip() for (dims, _, _), r
+                       in zip(pairs, ratios) if r is None]
+            shapes.append(Shape("stated ratio", label, p.value, None, judgement.NOT_MEASURED,
+                                f"no valid runs of ours on both sides at {', '.join(missing)}"))
+            continue
+        ours = ratios[0] if claim == "at" else _mean(ratios)
+        shape = _shape("stated ratio", label + (f" (mean over {len(ratios)} sizes)" if claim == "average" else ""),
+                       p.value, ours)
+        if p.inferred:
+            shape.detail += f"; read as: {p.inferred}"
+        shapes.append(shape)
+    return shapes
+
+
+def _key(dimensions: dict) -> str:
+    return json.dumps({k: v for k, v in dimensions.items() if k not in _CLAIM_KEYS}, sort_keys=True, default=str)
+
+
+def _side(dimensions: dict) -> str:
+    return " ".join(str(v) for v in dimensions.values())
+
+
+def _mean(ratios: list[stats.Derived]) -> stats.Derived:
+    """The mean of ratios, its half-width theirs added in quadrature over their count (independent cells)."""
+    value = sum(r.value for r in ratios) / len(ratios)
+    runs = min((r.runs for r in ratios if r.runs), default=None)
+    if any(r.ci_low is None for r in ratios):
+        return stats.Derived(value, runs=runs)
+    half = math.sqrt(sum(((r.ci_high - r.ci_low) / 2) ** 2 for r in ratios)) / len(ratios)
+    return stats.Derived(value, max(value - half, 1e-9), value + half, runs)
+
+
+def _span(label: str, p: reference.Published, ratios: list[tuple[dict, stats.Derived | None]]) -> list[Shape]:
+    """A span the seed states (2.2x to 3.86x) against each of our cells: a cell holds inside the span
+    widened by the margin, differs wholly outside it; the span holds when every cell we ran holds."""
+    low, high = p.value, float(p.dimensions["high"])
+    measured = [(dims, r) for dims, r in ratios if r is not None]
+    published = math.sqrt(low * high)
+    if not measured:
+        return [Shape("stated ratio", f"{label} (span {low:g}-{high:g})", published, None, judgement.NOT_MEASURED,
+                      "no valid runs of ours on both sides of any of its cells")]
+    margin = judgement.TESTS["stated ratio"].margin
+    lo_band, hi_band = low / (1 + margin), high * (1 + margin)
+    outside = [dims for dims, r in measured if r.ci_low is not None and (r.ci_high < lo_band or r.ci_low > hi_band)]
+    inside = [dims for dims, r in measured if r.ci_low is not None and lo_band <= r.ci_low and r.ci_high <= hi_band]
+    named = lambda dims: f"{dims.get('size', '')} at {dims.get('workers', '')} workers".strip()  # noqa: E731
+    spread = stats.Derived(published, min(r.value for _, r in measured), max(r.value for _, r in measured),
+                           min((r.runs for _, r in measured if r.runs), default=None))
+    of = f"{len(measured)} of the span's {len(ratios)} cells ran here"
+    if outside:
+        verdict, detail = judgement.DIFFERS, f"ours lies wholly outside {lo_band:.3g}-{hi_band:.3g} at " + \
+            ", ".join(named(d) for d in outside)
+    elif len(inside) == len(measured):
+        verdict, detail = judgement.HOLDS, f"every interval of ours lies within {lo_band:.3g}-{hi_band:.3g}"
+    else:
+        verdict, detail = judgement.INCONCLUSIVE, f"{len(measured) - len(inside)} of our cells' intervals reach out " \
+            f"of {lo_band:.3g}-{hi_band:.3g} without lying outside it"
+    return [Shape("stated ratio", f"{label} (span {low:g}-{high:g}, ours: lowest-highest cell)", published, spread,
+                  verdict, f"{detail}; {of}; the seed's span widened by the margin of {margin:.0%}")]
+
+
 def _rate_gaps(found: Reproduction) -> list[Shape]:
     """TestDFSIO's average I/O rate over its throughput, per cell: the mean of the files' rates over
     all bytes over all task time. They part when tasks run at different rates (a slow card among
@@ -622,7 +729,7 @@ def _label(values: tuple) -> str:
 SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_per_input_byte": _intermediate_per_byte,
           "board_ratio": _board_ratios, "thread_scaling": _thread_scaling, "efficiency": _efficiencies,
           "runtime_ratio": _runtime_ratios, "row_ratio": _row_ratios, "level": _levels,
-          "order": _orders, "rate_gap": _rate_gaps}
+          "order": _orders, "rate_gap": _rate_gaps, "stated_ratio": _stated_ratios}
 
 
 
