@@ -28,7 +28,7 @@ def test_every_seed_table_with_a_measurement_is_listed():
     assert set(seeds) == {"leepark2026", "leeohpark2021", "baun2016", "hajjitso2016"}
     assert {f"table{n}" for n in [*range(11, 20), 21, 22, 23]} <= set(seeds["leepark2026"].tables)
     assert {f"table{n}" for n in range(7, 23) if n != 11} <= set(seeds["leeohpark2021"].tables)
-    assert {"table7", "figure5", "figure6"} <= set(seeds["baun2016"].tables)
+    assert {"figure3", "table7", "figure5", "figure6"} <= set(seeds["baun2016"].tables)
     assert {"table1", "table2", "figure4", *(f"figure{n}" for n in range(5, 15))} <= set(seeds["hajjitso2016"].tables)
     for seed in seeds.values():
         for table in seed.tables.values():
@@ -405,7 +405,21 @@ def test_baun_table3_is_the_time_of_ten_thousand_requests_at_the_boards_own_cloc
     assert not any(label.startswith("odroid") for label in verdicts)  # nothing of ours to judge there
 
 
-def test_bauns_figures_are_hpl_speedup_and_efficiency_by_memory_share():
+def test_bauns_figures_are_what_his_text_says_they_are():
+    """Fig. 3 is NetPIPE over TCP and MPI, Fig. 5 the NB sweep on eight nodes (drawn, not printed), Fig. 6
+    the speedup of Table 7's runs."""
+    tables = reproduce.seed("baun").tables
+    assert tables["figure3"].runs == "here" and tables["figure3"].experiment["workloads"] == ["netpipe"]
+    assert {(p.dimensions["transport"], p.value) for p in reference.published()
+            if p.seed == "baun2016" and p.table == "Figure 3"} == {("tcp", 85), ("mpi", 65)}
+    assert tables["figure5"].runs == "cannot" and "NB" in tables["figure5"].description
+    assert "values" in tables["figure5"].reason and tables["figure5"].reference == "Figure 5"
+    assert tables["figure6"].reference == "Table 7" and tables["figure6"].shapes == ("speedup",)
+    assert "speedup" in tables["figure6"].description
+    assert all("twelve" in tables[t].description for t in ("table4", "table5", "table6"))
+
+
+def test_bauns_table_7_gives_hpl_speedup_and_efficiency_by_memory_share():
     pi = load(RESULTS / "runs" / f"{PI}.json")
     cluster = pi.cluster.model_copy(update={"board": "rpi1b", "storage": "sd-baun", "workers": 8})
     runs = [pi.model_copy(update={"run_id": f"hpl-{nodes}-{i}", "workload": "hpl", "engine": "mpi", "cluster": cluster,
@@ -420,9 +434,9 @@ def test_bauns_figures_are_hpl_speedup_and_efficiency_by_memory_share():
     efficiency = next(s for s in found.shapes if s.kind == "efficiency" and s.row == (70,) and s.workers == 2)
     assert efficiency.published == pytest.approx(0.355 / 0.209 / 2) and efficiency.ours.value == pytest.approx(0.35 / 0.21 / 2)
     assert plots.reproduction_speedups(found) and plots.reproduction_efficiencies(found)
-    figure6 = reproduction.reproduce("baun2016", "Table 7", reproduction.Layout(layout.rows, layout.columns, layout.metric, ("efficiency",)), runs)
-    assert [s.kind for s in figure6.shapes if s.row == (70,) and s.workers == 2] == ["efficiency"]
-    assert next(s for s in figure6.shapes if s.row == (70,)).ours.value == pytest.approx(efficiency.ours.value)
+    alone = reproduction.reproduce("baun2016", "Table 7", reproduction.Layout(layout.rows, layout.columns, layout.metric, ("efficiency",)), runs)
+    assert [s.kind for s in alone.shapes if s.row == (70,) and s.workers == 2] == ["efficiency"]
+    assert next(s for s in alone.shapes if s.row == (70,)).ours.value == pytest.approx(efficiency.ours.value)
 
 
 def test_the_report_gives_rmax_and_speedup_with_intervals_per_memory_share():
@@ -606,3 +620,61 @@ def test_the_2021_seeds_board_tables_run_each_board_on_the_card_its_rows_show(mo
                                     on_boards=False, workers=[1], storage=["microsd-evo"])
     assert [e.cluster.board for e in one_card.experiments] == ["rpi3b"]
     assert any(r.startswith("rpi4b-4gb: the table runs it on microsd-extreme-pro") for r in one_card.refused)
+
+
+def _timed_runs(tmp_path: Path, cells: dict[tuple, float], engine: str = "hadoop", board: str = "rpi5b") -> list:
+    """Three runs of each (workload, size, storage, workers[, board]) cell at about the given seconds."""
+    raw = json.loads((RESULTS / "runs" / f"{PI}.json").read_text())
+    runs = []
+    for (workload, size, storage, workers, *on), seconds in cells.items():
+        for i, wobble in enumerate((0.99, 1.0, 1.01)):
+            doc = {**raw, "run_id": f"t-{workload}-{size}-{storage}-{workers}-{'-'.join(on)}-{i}", "workload": workload,
+                   "engine": engine, "parameters": {"size_bytes": size}, "wall_time_s": seconds * wobble,
+                   "versions": {**raw["versions"], "hadoop": "3.3.6", "spark": "3.5.0"},
+                   "cluster": {**raw["cluster"], "board": on[0] if on else board, "storage": storage,
+                               "workers": workers}}
+            path = tmp_path / "runs" / f"{doc['run_id']}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(doc))
+            runs.append(load(path))
+    return runs
+
+
+def _figure(key: str, runs: list, sizes: dict[int, int] | None = None) -> "reproduction.Reproduction":
+    table = reproduce.seed("2026").tables[key]
+    layout = reproduction.Layout(tuple(table.layout["rows"]), tuple(table.layout["columns"]), table.layout["metric"],
+                                 table.shapes)
+    return reproduction.reproduce("leepark2026", table.reference, layout, runs, sizes=sizes or {})
+
+
+def test_the_ratios_the_2026_text_states_are_judged_at_a_size_and_over_sizes(tmp_path):
+    gb = 10**9
+    runs = _timed_runs(tmp_path, {("teragen", gb, "microsd-pro-plus", 1): 30.6, ("teragen", gb, "nvme-p31-gen3", 1): 30.0,
+                                  ("teragen", 32 * gb, "microsd-pro-plus", 1): 400.0,
+                                  ("teragen", 32 * gb, "nvme-p31-gen3", 1): 250.0})
+    shapes = {s.label: s for s in _figure("figure5", runs).shapes}
+    small = shapes["hadoop teragen rpi5b 1 1GB: microsd-pro-plus over nvme-p31-gen3"]
+    assert small.kind == "stated ratio" and small.published == 1.02 and small.verdict == "holds"
+    large = shapes["hadoop teragen rpi5b 1 32GB: microsd-pro-plus over nvme-p31-gen3"]
+    assert large.ours.value == pytest.approx(1.6, rel=0.01) and large.verdict == "differs"  # ours 1.6, the seed's 3.01
+    found = _figure("figure3", _timed_runs(tmp_path, {
+        ("wordcount", size * gb, medium, 1): seconds * (2.25 if medium == "microsd-pro-plus" else 1.0)
+        for size in (1, 2, 4, 8, 16, 32) for medium in ("microsd-pro-plus", "nvme-p31-gen3")
+        for seconds in (10.0 * size,)}))
+    [one] = [s for s in found.shapes if s.label.startswith("hadoop wordcount rpi5b 1:")]
+    assert "mean over 6 sizes" in one.label and one.ours.value == pytest.approx(2.25) and one.verdict == "holds"
+    [two] = [s for s in found.shapes if s.label.startswith("hadoop wordcount rpi5b 2:")]
+    assert two.verdict == "not measurable here" and "1GB 2" in two.detail  # no runs on two workers
+
+
+def test_a_span_the_text_states_is_judged_cell_by_cell(tmp_path):
+    gb = 10**9
+    cells = {("wordcount", gb, "microsd-pro-plus", 1, "rpi4b"): 250.0, ("wordcount", gb, "microsd-pro-plus", 1, "rpi5b"): 100.0,
+             ("wordcount", 2 * gb, "microsd-pro-plus", 1, "rpi4b"): 330.0,
+             ("wordcount", 2 * gb, "microsd-pro-plus", 1, "rpi5b"): 100.0}
+    [hadoop] = [s for s in _figure("figure13", _timed_runs(tmp_path, cells)).shapes if s.label.startswith("hadoop")]
+    assert hadoop.verdict == "holds" and "2 of the span's 24 cells ran here" in hadoop.detail
+    assert (hadoop.ours.ci_low, hadoop.ours.ci_high) == pytest.approx((2.5, 3.3), rel=0.01)
+    cells[("wordcount", 2 * gb, "microsd-pro-plus", 1, "rpi4b")] = 120.0  # 1.2x: below 2.2 by more than the margin
+    [off] = [s for s in _figure("figure13", _timed_runs(tmp_path / "b", cells)).shapes if s.label.startswith("hadoop")]
+    assert off.verdict == "differs" and "2GB at 1 workers" in off.detail

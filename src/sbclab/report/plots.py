@@ -287,7 +287,8 @@ def reproduction_speedups(found) -> Plot | None:
 
 
 def reproduction_efficiencies(found) -> Plot | None:
-    """A reproduced table's parallel efficiency by worker count (Baun's Figure 6), as the speedup."""
+    """A reproduced table's parallel efficiency, speedup / workers, by worker count, drawn as the speedup
+    (Baun's Figure 6) is."""
     return _reproduction_curves(found, "efficiency")
 
 
