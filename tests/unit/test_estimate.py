@@ -1,12 +1,16 @@
 """Estimates of runs still to do: from stored runs where there are some, else from the seeds."""
 
 import json
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from sbclab.analysis import estimate
+from sbclab.analysis import estimate, reference
+from sbclab.cli.bench import _estimated_parameters
+from sbclab.cluster import spec as cluster_spec
 from sbclab.results.store import load
 
 from .test_analysis import RESULTS, TERASORT
@@ -60,3 +64,61 @@ def test_the_time_between_runs_is_taken_from_stored_ones(tmp_path):
     runs = _stored(tmp_path, {(64 * 10**6, 2): 100.0, (128 * 10**6, 2): 160.0, (256 * 10**6, 2): 250.0}, gap_s=42)
     assert estimate.between_runs(runs).seconds == pytest.approx(42, abs=0.01)
     assert estimate.between_runs([]) is None
+
+
+def _baun_cells(scale: float = 1.0) -> list:
+    """Baun's Table 7: HPL on 1, 2, 4, 8 RPi B nodes at six memory shares, with the N he printed."""
+    rows = [p for p in reference.published() if p.seed == "baun2016" and p.table == "Table 7" and p.metric == "wall_time"]
+    return [(p.seconds, estimate.Planned("hpl", "mpi", None, 8, "rpi1b",
+                                         {"nodes": p.dimensions["workers"], "n": p.dimensions["n"], "nb": 32,
+                                          "memory_fraction": p.dimensions["memory_utilised_pct"] / 100}, scale))
+            for p in rows]
+
+
+def test_hpl_is_timed_by_its_operation_count_at_the_seeds_rmax():
+    cells = _baun_cells()
+    found = estimate.estimate([planned for _, planned in cells], [], {})
+    # HPL's Gflops are its 2/3 N^3 + 3/2 N^2 operations over its time, so each of Baun's times comes back.
+    for (published, _), e in zip(cells, found):
+        assert e.seconds == pytest.approx(published, rel=0.005) and "baun2016 Table 7" in e.source
+    total = sum(e.seconds for e in found)
+    assert 15 * 3600 < total < 17 * 3600  # about 16 h a repetition, as the seed's own times add up to
+    [half] = estimate.estimate([replace(cells[0][1], scale_factor=0.5)], [], {})
+    assert half.seconds == pytest.approx(2 * found[0].seconds)
+
+
+def test_hpl_without_a_seeds_row_for_its_cell_takes_the_nearest_or_the_seeds_efficiency():
+    [other_share] = estimate.estimate([estimate.Planned("hpl", "mpi", None, 8, "rpi1b",
+                                                        {"nodes": 8, "n": 18_000, "memory_fraction": 0.78}, 1.0)], [], {})
+    assert "1.367 Gflops on 8 node(s) at 80 % of memory" in other_share.source  # the nearest share
+    [three] = estimate.estimate([estimate.Planned("hpl", "mpi", None, 8, "rpi1b",
+                                                  {"nodes": 3, "n": 10_000, "memory_fraction": 0.8}, 1.0)], [], {})
+    assert "x that for 3" in three.source and three.seconds > 0
+    [pi5] = estimate.estimate([estimate.Planned("hpl", "mpi", None, 2, "rpi5b",
+                                                {"nodes": 2, "n": 40_000, "memory_fraction": 0.8}, 1.0)], [], {})
+    assert "efficiency on rpi1b" in pi5.source and "rpi5b's Rpeak of 153.6 Gflops" in pi5.source
+    [unknown] = estimate.estimate([estimate.Planned("hpl", "mpi", None, 2, "rpi1b", {"nodes": 2}, 1.0)], [], {})
+    assert unknown.seconds is None and "problem size" in unknown.source
+
+
+def test_stored_hpl_runs_give_the_gflops_at_scale_1(tmp_path):
+    raw = json.loads((RESULTS / "runs" / f"{TERASORT}.json").read_text())
+    doc = {**raw, "run_id": "hpl-stored", "workload": "hpl", "engine": "mpi",
+           "parameters": {"nodes": 2, "n": 4000, "nb": 32, "memory_fraction": 0.8},
+           "result": {"rmax_gflops": 0.2 * raw["scale"]["factor"]},
+           "cluster": {**raw["cluster"], "board": "rpi1b", "storage": "sd-baun"}}
+    path = tmp_path / "hpl-stored.json"
+    path.write_text(json.dumps(doc))
+    stored = load(path)
+    assert stored.headline
+    [found] = estimate.estimate([estimate.Planned("hpl", "mpi", None, 8, "rpi1b", {"nodes": 2, "n": 8000}, 0.5)],
+                                [stored], {})
+    assert "1 stored HPL run(s) on 2 node(s) of rpi1b" in found.source
+    assert found.seconds == pytest.approx(estimate.hpl_operations(8000) / 0.2e9 / 0.5)
+
+
+def test_the_problem_size_estimated_is_the_one_the_run_will_solve():
+    shape = cluster_spec.build(backend="emulated", board="rpi1b", storage="sd-baun", workers=8, cores=2,
+                               memory_bytes=64 * 2**30)
+    cell = SimpleNamespace(workload="hpl", workers=8, parameters={"nodes": 4, "memory_fraction": 0.8, "nb": 32})
+    assert _estimated_parameters(cell, shape)["n"] == 13_024  # Baun's own worked example of Eq. 2

@@ -5,8 +5,10 @@ A run's time is modelled in board-seconds, the time it would take at scale 1: on
 at scale f everything (CPU, disk, network) runs f times slower, so a run of T seconds there is
 T * f board-seconds. Per workload and engine the board time is a fixed part plus a part that
 shrinks with the workers, B = F + W * work / workers, fitted (F, W >= 0) to what is known; `work`
-is the input size, or maps x samples for Pi. An estimate is a guide to plan by (an hour or three
-days?), not a measurement: each says where it comes from.
+is the input size, or maps x samples for Pi. HPL is timed as it times itself: its operation count,
+2/3 N^3 + 3/2 N^2, at the Gflops the nodes reach (stored runs, else the seeds' Rmax on the board).
+An estimate is a guide to plan by (an hour or three days?), not a measurement: each says where it
+comes from.
 """
 
 import statistics
@@ -30,7 +32,7 @@ class Planned:
     size_bytes: int | None
     workers: int
     board: str
-    parameters: dict[str, Any]
+    parameters: dict[str, Any]  # HPL's holds its problem size n, worked out from the nodes' memory
     scale_factor: float  # 1 on real boards
     label: str = ""
 
@@ -54,6 +56,63 @@ def work(workload: str, size_bytes: int | None, parameters: dict[str, Any]) -> f
     if workload == "pi":
         return float(parameters.get("maps", 1)) * float(parameters.get("samples_per_map", 1))
     return float(size_bytes or 1)
+
+
+def hpl_operations(n: int) -> float:
+    """The floating-point operations HPL counts for a problem of order n (its own Gflops = this / time)."""
+    return 2 / 3 * n**3 + 3 / 2 * n**2
+
+
+def _hpl_gflops(board: str, nodes: int, fraction: float | None, stored: list[RunRecord]) -> tuple[float, str] | None:
+    """The Gflops `nodes` nodes of `board` reach at scale 1: from stored runs on as many nodes, else the
+    seeds' Rmax on the board (as many nodes and the nearest memory share, else the nearest node count
+    per node), else the seeds' efficiency (Rmax / Rpeak) at this board's Rpeak."""
+    mine = [r.result["rmax_gflops"] / (r.scale.factor if r.cluster.emulated else 1.0) for r in stored
+            if r.workload == "hpl" and r.headline and r.cluster.board == board and r.result.get("rmax_gflops")
+            and int(r.parameters.get("nodes") or 0) == nodes]
+    if mine:
+        return statistics.median(mine), f"{len(mine)} stored HPL run(s) on {nodes} node(s) of {board}"
+    rows = [p for p in reference.published() if p.metric == "hpl_rmax" and p.value and p.dimensions.get("workers")]
+    share = 100 * (fraction or 0.8)
+
+    def nearest(found):
+        return min(found, key=lambda p: (abs(p.dimensions["workers"] - nodes),
+                                         abs((p.dimensions.get("memory_utilised_pct") or share) - share)))
+    same = [p for p in rows if p.dimensions.get("board") == board]
+    if same:
+        p = nearest(same)
+        ran = p.dimensions["workers"]
+        gflops = p.value * nodes / ran
+        how = f"{p.value:g} Gflops on {ran} node(s)" + (f", {nodes / ran:g}x that for {nodes}" if ran != nodes else "")
+        return gflops, f"{p.source}: {how} at {p.dimensions.get('memory_utilised_pct', '?')} % of memory"
+    known = profiles.boards()
+    ours = known.get(board)
+    if ours is None or not ours.flops_per_cycle:
+        return None
+    for p in sorted(rows, key=lambda p: abs(p.dimensions["workers"] - nodes)):
+        theirs = known.get(p.dimensions.get("board") or "")
+        if theirs is None or not theirs.flops_per_cycle:
+            continue
+        ran = p.dimensions["workers"]
+        efficiency = p.value / (theirs.clock_ghz * theirs.cores * theirs.flops_per_cycle * ran)
+        peak = ours.clock_ghz * ours.cores * ours.flops_per_cycle * nodes
+        return efficiency * peak, (f"{p.source}'s efficiency on {theirs.name} ({efficiency:.0%} of Rpeak) at {board}'s "
+                                   f"Rpeak of {peak:g} Gflops on {nodes} node(s)")
+    return None
+
+
+def _hpl(run: Planned, stored: list[RunRecord]) -> Estimated:
+    n = run.parameters.get("n")
+    if not n:
+        return Estimated(run, None, "HPL's problem size N is not known before the nodes' memory is")
+    nodes = int(run.parameters.get("nodes") or run.workers)
+    found = _hpl_gflops(run.board, nodes, run.parameters.get("memory_fraction"), stored)
+    if found is None:
+        return Estimated(run, None, f"no stored HPL run on {run.board} and no seed's Rmax to scale to it")
+    gflops, source = found
+    board_seconds = hpl_operations(int(n)) / (gflops * 1e9)
+    return Estimated(run, board_seconds / run.scale_factor,
+                     f"HPL's 2/3 N^3 operations at N = {int(n):,} over {source}")
 
 
 def _observed(runs: Iterable[RunRecord]) -> dict[tuple[str, str], list[tuple[float, float]]]:
@@ -85,8 +144,8 @@ def board_speed_ratio(published_on: str | None, board: str) -> float | None:
 
 def _published(workload: str, engine: str, board: str, defaults: dict[str, Any]) -> tuple[list[tuple[float, float]], str]:
     """(work per worker, seconds) of the seeds' wall times on the same board, else on the boards
-    whose CPU speed relative to this one the profiles give (times divided by that ratio). Pi's rows
-    do not print their maps and samples: they are taken as the workload's defaults, the 2026 seed's."""
+    whose CPU speed relative to this one the profiles give (times divided by that ratio). A Pi row
+    is taken at the maps and samples its table states, else at the workload's defaults."""
     rows = [p for p in reference.wall_times()
             if p.dimensions.get("workload") == workload and p.dimensions.get("engine") == engine
             and p.dimensions.get("workers") and (workload == "pi" or p.size_bytes)]
@@ -96,8 +155,8 @@ def _published(workload: str, engine: str, board: str, defaults: dict[str, Any])
     else:
         chosen = [(p, ratio) for p in rows if (ratio := board_speed_ratio(p.dimensions.get("board"), board))]
         how = f"on {', '.join(sorted({p.dimensions['board'] for p, _ in chosen}))}, scaled to {board} by sysbench"
-    points = [(work(workload, p.size_bytes if workload != "pi" else None, defaults) / p.dimensions["workers"],
-               p.seconds / ratio) for p, ratio in chosen]
+    points = [(work(workload, p.size_bytes if workload != "pi" else None, p.parameters or defaults)
+               / p.dimensions["workers"], p.seconds / ratio) for p, ratio in chosen]
     return points, how
 
 
@@ -114,10 +173,15 @@ def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
 
 def estimate(planned: list[Planned], stored: Iterable[RunRecord], defaults: dict[str, dict[str, Any]]
              ) -> list[Estimated]:
+    stored = list(stored)
     observed = _observed(stored)
     models: dict[tuple[str, str, str], tuple[tuple[float, float], str] | None] = {}
     out = []
     for run in planned:
+        if run.workload == "hpl":
+            # Its time grows with N^3 and the sweep's N with the nodes' memory: a fit over wall times would not.
+            out.append(_hpl(run, stored))
+            continue
         key = (run.workload, run.engine, run.board)
         if key not in models:
             mine = observed.get((run.workload, run.engine))

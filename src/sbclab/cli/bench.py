@@ -15,6 +15,7 @@ from ..analysis import estimate
 from ..results.store import ResultsStore
 from ..stack import versions as stack_versions
 from ..units import format_duration
+from ..workloads import hpl
 from .options import HostKeys, Monitoring, bundle, counts, host_key_options, monitor_options, names
 from .output import console, err_console, say, table
 from .running import run_and_report
@@ -109,9 +110,22 @@ def show_shapes(found: plan.Plan) -> None:
                       f"the largest every shape can have, set by {shared.set_by}; give cluster.scale to fix another.")
 
 
+def _estimated_parameters(cell, spec) -> dict:
+    """The cell's parameters, with HPL's problem size worked out as the run will (Eq. 2 on its nodes' memory)."""
+    if cell.workload != "hpl" or cell.parameters.get("n"):
+        return cell.parameters
+    nb = cell.parameters.get("nb")
+    nodes = int(cell.parameters.get("nodes") or cell.workers)
+    memory = min(n.memory_bytes for n in spec.worker_nodes)
+    n = hpl.problem_size(memory / 2**30, nodes, cell.parameters.get("memory_fraction") or hpl.DEFAULT_MEMORY_FRACTION,
+                         nb if isinstance(nb, int) else hpl.DEFAULT_NB)
+    return {**cell.parameters, "n": n}
+
+
 def show_estimate(found: plan.Plan, results: Path) -> None:
     """Each cell still to run with its estimated time and where the estimate comes from, and the total."""
-    planned = [estimate.Planned(c.workload, c.engine, c.size_bytes, c.workers, c.board, c.parameters,
+    planned = [estimate.Planned(c.workload, c.engine, c.size_bytes, c.workers, c.board,
+                                _estimated_parameters(c, found.specs[c.shape]),
                                 found.specs[c.shape].scale.factor if found.specs[c.shape].backend == "emulated" else 1.0,
                                 c.label()) for c in found.todo]
     store = ResultsStore(results)
