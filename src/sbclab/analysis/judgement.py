@@ -107,7 +107,7 @@ def judge(kind: str, published: float, ours: Derived | None) -> Judgement:
             return Judgement(HOLDS, f"{shown} lies {within}; the seed's value is itself within the margin of no "
                                     f"effect ({test.null:g}), so equivalence is its claim")
         return Judgement(HOLDS, f"{shown} lies {within} and so excludes no effect ({test.null:g})")
-    needed = _runs_to_decide(ours, low, high)
+    needed = runs_to_decide(ours, low, high)
     return Judgement(INCONCLUSIVE, f"{shown} is neither {within} nor wholly outside it" + _needed_text(needed),
                      needed)
 
@@ -143,7 +143,7 @@ def _runs_to_exclude(ours: Derived, null: float) -> int | None:
     return _runs_for(ours, abs(math.log(ours.value / null)))
 
 
-def _runs_to_decide(ours: Derived, low: float, high: float) -> int | None:
+def runs_to_decide(ours: Derived, low: float, high: float) -> int | None:
     """At our point value: inside the band, the runs that bring the interval inside it; outside, the
     runs that bring it wholly outside."""
     if ours.value <= 0:

@@ -76,12 +76,14 @@ class Shape:
     base: int | None = None
     predicted: bool = False  # the model's value beyond the worker counts we ran, not judged
     runs_needed: int | None = None  # inconclusive: the runs per cell that would decide it
+    run_ids: tuple[str, ...] = ()  # the runs it is computed from: the cells to repeat while it is undecided
 
 
-def _shape(kind: str, label: str, published: float, ours: stats.Derived | None, **more) -> Shape:
-    """A shape judged by its kind's test."""
+def _shape(kind: str, label: str, published: float, ours: stats.Derived | None, *of: "Entry", **more) -> Shape:
+    """A shape judged by its kind's test, from the runs of the entries `of`."""
     found = judgement.judge(kind, published, ours)
-    return Shape(kind, label, published, ours, found.verdict, found.detail, runs_needed=found.runs_needed, **more)
+    return Shape(kind, label, published, ours, found.verdict, found.detail, runs_needed=found.runs_needed,
+                 run_ids=tuple(r for e in of if e for r in e.runs), **more)
 
 
 @dataclass
@@ -355,7 +357,7 @@ def _speedups(found: Reproduction) -> list[Shape]:
                                     f"our cells ran {_tasks_text(base, other)}: another wave structure, so another "
                                     f"shape{where}", row=row, workers=n, base=b))
                 continue
-            shape = _shape("speedup", label, published, ours, row=row, workers=n, base=b)
+            shape = _shape("speedup", label, published, ours, base, other, row=row, workers=n, base=b)
             shape.detail += where
             shapes.append(shape)
         shapes += _wave_model(found, row, cells, base, at, rate)
@@ -430,7 +432,9 @@ def _efficiencies(found: Reproduction) -> list[Shape]:
             shapes.append(Shape("efficiency", label, published, ours, judgement.NOT_MEASURED, s.detail, row=s.row,
                                 workers=s.workers, base=s.base, predicted=s.predicted))
         else:
-            shapes.append(_shape("efficiency", label, published, ours, row=s.row, workers=s.workers, base=s.base))
+            shape = _shape("efficiency", label, published, ours, row=s.row, workers=s.workers, base=s.base)
+            shape.run_ids = s.run_ids
+            shapes.append(shape)
     return shapes
 
 
@@ -458,7 +462,7 @@ def _storage_gains(found: Reproduction) -> list[Shape]:
                 published = top.published.value / bottom.published.value
                 ours = stats.ratio(top.ours, bottom.ours) if fast.ours and slow.ours else None
                 label = f"{_label(rest)} {_label(column)}: {fast.row[at]} over {slow.row[at]}".strip()
-                shapes.append(_shape("storage gain", label, published, ours))
+                shapes.append(_shape("storage gain", label, published, ours, fast, slow))
     return shapes
 
 
@@ -477,7 +481,7 @@ def _intermediate_per_byte(found: Reproduction) -> list[Shape]:
             ours = stats.Derived.of(e.ours).scaled(unit / ran_at)
         label = f"{_label(e.row)} {format_size(size)}"
         if published > 0:
-            shapes.append(_shape("intermediate per input byte", label, published, ours))
+            shapes.append(_shape("intermediate per input byte", label, published, ours, e))
         else:
             shapes.append(Shape("intermediate per input byte", label, published, ours, judgement.NOT_MEASURED,
                                 "published 0: no share of the input to compare with"))
@@ -502,7 +506,8 @@ def _stated_ratios(found: Reproduction) -> list[Shape]:
         label = f"{_label(e.row)} {_label(e.column)}: {_side(d['numerator'])} over {_side(d['denominator'])}".strip()
         claim = d.get("claim", "at")
         if claim == "range":
-            shapes += _span(label, p, [(dims, r) for (dims, _, _), r in zip(pairs, ratios)])
+            shapes += _span(label, p, [(dims, r) for (dims, _, _), r in zip(pairs, ratios)],
+                            tuple(r for _, top, bottom in pairs for e in (top, bottom) if e for r in e.runs))
             continue
         if None in ratios:
             missing = [f"{dims.get('size') or ''} {dims.get('workers') or ''}".strip() for (dims, _, _), r
@@ -512,7 +517,7 @@ def _stated_ratios(found: Reproduction) -> list[Shape]:
             continue
         ours = ratios[0] if claim == "at" else _mean(ratios)
         shape = _shape("stated ratio", label + (f" (mean over {len(ratios)} sizes)" if claim == "average" else ""),
-                       p.value, ours)
+                       p.value, ours, *(e for _, top, bottom in pairs for e in (top, bottom)))
         if p.inferred:
             shape.detail += f"; read as: {p.inferred}"
         shapes.append(shape)
@@ -537,7 +542,8 @@ def _mean(ratios: list[stats.Derived]) -> stats.Derived:
     return stats.Derived(value, max(value - half, 1e-9), value + half, runs)
 
 
-def _span(label: str, p: reference.Published, ratios: list[tuple[dict, stats.Derived | None]]) -> list[Shape]:
+def _span(label: str, p: reference.Published, ratios: list[tuple[dict, stats.Derived | None]],
+          run_ids: tuple[str, ...]) -> list[Shape]:
     """A span the seed states (2.2x to 3.86x) against each of our cells: a cell holds inside the span
     widened by the margin, differs wholly outside it; the span holds when every cell we ran holds."""
     low, high = p.value, float(p.dimensions["high"])
@@ -562,8 +568,11 @@ def _span(label: str, p: reference.Published, ratios: list[tuple[dict, stats.Der
     else:
         verdict, detail = judgement.INCONCLUSIVE, f"{len(measured) - len(inside)} of our cells' intervals reach out " \
             f"of {lo_band:.3g}-{hi_band:.3g} without lying outside it"
+    needs = [judgement.runs_to_decide(r, lo_band, hi_band) for _, r in measured if r.ci_low is not None
+             and not lo_band <= r.ci_low <= r.ci_high <= hi_band] if verdict == judgement.INCONCLUSIVE else []
     return [Shape("stated ratio", f"{label} (span {low:g}-{high:g}, ours: lowest-highest cell)", published, spread,
-                  verdict, f"{detail}; {of}; the seed's span widened by the margin of {margin:.0%}")]
+                  verdict, f"{detail}; {of}; the seed's span widened by the margin of {margin:.0%}",
+                  runs_needed=max(needs) if needs and None not in needs else None, run_ids=run_ids)]
 
 
 def _rate_gaps(found: Reproduction) -> list[Shape]:
@@ -585,7 +594,7 @@ def _rate_gaps(found: Reproduction) -> list[Shape]:
             if len(twin.runs) == len(twin.values) else []
         ours = stats.Derived.of(stats.estimate(paired)) if paired else None
         label = f"{_label(_without_metric(found, e.row))} {_label(e.column)}: average I/O rate over throughput"
-        shapes.append(_shape("rate gap", label.strip(), published, ours, row=e.row))
+        shapes.append(_shape("rate gap", label.strip(), published, ours, e, twin, row=e.row))
     return shapes
 
 
@@ -630,7 +639,7 @@ def _over_first(kind: str, label: str, other: Entry, base: Entry, row: tuple = (
     """One cell's figure over its group's first, published and ours, judged."""
     published = other.published.value / base.published.value
     ours = stats.ratio(other.ours, base.ours) if other.ours and base.ours else None
-    return _shape(kind, label, published, ours, row=row)
+    return _shape(kind, label, published, ours, other, base, row=row)
 
 
 def _thread_scaling(found: Reproduction) -> list[Shape]:
@@ -672,7 +681,7 @@ def _levels(found: Reproduction) -> list[Shape]:
         if not e.published.value:
             continue
         ours = stats.Derived.of(e.ours) if e.ours else None
-        shape = _shape("level", f"{_label(e.row)} {_label(e.column)}".strip(), e.published.value, ours, row=e.row)
+        shape = _shape("level", f"{_label(e.row)} {_label(e.column)}".strip(), e.published.value, ours, e, row=e.row)
         if e.published.inferred:
             shape.detail += f"; the seed's value is inferred: {e.published.inferred}"
         shapes.append(shape)
@@ -695,7 +704,7 @@ def _orders(found: Reproduction) -> list[Shape]:
                   and all(named[id(e)][d] == named[id(top)][d] for d in alike)]
         for other in others:
             ours = stats.ratio(top.ours, other.ours) if top.ours and other.ours else None
-            shape = _shape("higher", f"{_cell_name(found, top)} over {_cell_name(found, other)}", 1.0, ours,
+            shape = _shape("higher", f"{_cell_name(found, top)} over {_cell_name(found, other)}", 1.0, ours, top, other,
                            row=top.row)
             shape.detail += f"; the seed printed no values, only which is higher (\"{top.published.printed}\")"
             shapes.append(shape)
@@ -730,6 +739,11 @@ SHAPES = {"speedup": _speedups, "storage_gain": _storage_gains, "intermediate_pe
           "board_ratio": _board_ratios, "thread_scaling": _thread_scaling, "efficiency": _efficiencies,
           "runtime_ratio": _runtime_ratios, "row_ratio": _row_ratios, "level": _levels,
           "order": _orders, "rate_gap": _rate_gaps, "stated_ratio": _stated_ratios}
+# The test (judgement.TESTS) each of a layout's shapes is judged by.
+KINDS = {"speedup": "speedup", "storage_gain": "storage gain", "intermediate_per_input_byte": "intermediate per input byte",
+         "board_ratio": "board ratio", "thread_scaling": "thread scaling", "efficiency": "efficiency",
+         "runtime_ratio": "container over native", "row_ratio": "row ratio", "level": "level", "order": "higher",
+         "rate_gap": "rate gap", "stated_ratio": "stated ratio"}
 
 
 

@@ -7,12 +7,13 @@ from pathlib import Path
 import click
 
 from ..analysis import breakdown, reproduction
-from ..analysis.reproduction import Layout, Reproduction
+from ..analysis.reproduction import Reproduction
 from ..cluster import inventory, knobs
 from ..experiments import orchestrator, plan, reproduce
 from ..experiments.display import ProgressDisplay
 from ..experiments.model import ClusterSettings
 from ..results.store import ResultsStore
+from ..studies import reproduce as study
 from ..units import format_size
 from .bench import show_estimate, show_shapes
 from .options import HostKeys, Monitoring, counts, host_key_options, monitor_options, names, sizes_list
@@ -93,8 +94,11 @@ def _ours(e: reproduction.Entry) -> str:
               "whether this host can run it.")
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results directory (default results/SEED); tables already stored there are only rendered.")
-@click.option("--repetitions", type=click.IntRange(1, 100), default=5, show_default=True,
-              help="Runs per cell (the seeds ran 5).")
+@click.option("--repetitions", type=click.IntRange(1, 100), default=None,
+              help="Runs per cell, fixed (the seeds ran 5). Without it, each cell runs 3 times and the cells of a "
+                   "shape still inconclusive run again, round by round, until it is decided or --max-repetitions.")
+@click.option("--max-repetitions", type=click.IntRange(2, 100), default=study.CAP, show_default=True,
+              help="The most runs per cell while repeating until the verdicts are decided.")
 @click.option("--sizes", callback=sizes_list, help="Data sizes to run instead of the seed's (scaled down to this host by default on an emulated cluster).")
 @click.option("--workers", callback=counts, help="Worker counts to run instead of the seed's, e.g. 1,2.")
 @click.option("--storage", "media", callback=lambda ctx, param, value: names(value),
@@ -116,8 +120,9 @@ def _ours(e: reproduction.Entry) -> str:
                    "and said beside the tables: quick-start, say, where a table's point is not its JVMs' start-up.")
 @host_key_options
 @monitor_options
-def reproduce_command(seed, tables, list_only, results, repetitions, sizes, workers, media, work, dry_run, estimate,
-                      backend, cluster_name, subnet, inventory_file, knob_names, keys: HostKeys, monitoring: Monitoring):
+def reproduce_command(seed, tables, list_only, results, repetitions, max_repetitions, sizes, workers, media, work, dry_run,
+                      estimate, backend, cluster_name, subnet, inventory_file, knob_names, keys: HostKeys,
+                      monitoring: Monitoring):
     """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
     if list_only or not seed:
         list_tables()
@@ -132,7 +137,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
         clusters["knobs"] = list(knobs.check_cluster_knobs(knob_names))
     bad = 0
     for t in chosen:
-        planned = reproduce.plan_table(t, found_seed, repetitions=repetitions, sizes=sizes, backend=backend,
+        planned = reproduce.plan_table(t, found_seed, repetitions=repetitions or 1, sizes=sizes, backend=backend,
                                        on_boards=access is not None, workers=workers, storage=media, work=work,
                                        monitor=given, cluster=clusters)
         console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
@@ -140,32 +145,42 @@ def reproduce_command(seed, tables, list_only, results, repetitions, sizes, work
             say(f"not run here: {refusal}")
         for note in planned.notes:
             say(note)
-        for experiment in planned.experiments:
-            if dry_run or estimate:
-                shown = plan.prepare(experiment, results, say=say, boards=access)
-                show_shapes(shown)
-                if estimate:
-                    show_estimate(shown, results)
-                continue
-            stored = orchestrator.run(experiment, orchestrator.Options(results=results, display=ProgressDisplay(err_console),
-                                                                       boards=access, purge_boards=True))
-            if stored:
-                runs_summary(ResultsStore(results), {r.run_id for r in stored})
-            bad += sum(1 for r in stored if not r.valid)
-        if dry_run or estimate or not t.layout or not t.reference:
+        if dry_run or estimate:
+            _show_plan(planned, results, access, repetitions, max_repetitions, estimate)
             continue
-        store = ResultsStore(results)
-        runs = list(store.runs()) if store.runs_dir.exists() else []
-        layout = Layout(tuple(t.layout["rows"]), tuple(t.layout["columns"]), t.layout["metric"], t.shapes,
-                        tuple(t.layout.get("also", ())))
-        parameters = planned.parameters or (t.experiment or {}).get("parameters", {})
+        options = orchestrator.Options(results=results, display=ProgressDisplay(err_console), boards=access,
+                                       purge_boards=True)
+        outcome = study.run_table(planned, found_seed.key, options, repetitions=repetitions, cap=max_repetitions, say=say)
+        if outcome.stored:
+            runs_summary(ResultsStore(results), {r.run_id for r in outcome.stored})
+        bad += sum(1 for r in outcome.stored if not r.valid)
+        if outcome.found is None:
+            continue
+        layout = study.layout_of(t)
         reproduction.save_request(results, found_seed.key, t.reference, layout, sizes=planned.sizes,
-                                  parameters=parameters, circular=t.circular, notes=planned.notes, scale=planned.scale)
-        found = reproduction.reproduce(found_seed.key, t.reference, layout, runs, sizes=planned.sizes,
-                                       parameters=parameters, circular=t.circular, notes=planned.notes,
-                                       scale=planned.scale)
-        say(f"CSV: {render(found, results)}")
+                                  parameters=planned.parameters or (t.experiment or {}).get("parameters", {}),
+                                  circular=t.circular, notes=planned.notes, scale=planned.scale)
+        say(f"CSV: {render(outcome.found, results)}")
     if bad:
         err_console.print(f"[yellow]{bad} run(s) failed or invalid; they are stored, left out of the tables, and run "
                           "again when the reproduction is re-run.[/yellow]")
         sys.exit(1)
+
+
+def _show_plan(planned: reproduce.Planned, results: Path, access, repetitions: int | None, cap: int,
+               estimate: bool) -> None:
+    """The cells and cluster shapes, and with --estimate the runs per cell expected and the time they take."""
+    count, spread, source = repetitions, None, "fixed"
+    if repetitions is None:
+        store = ResultsStore(results)
+        count, spread, source = study.expected_repetitions(planned.table, list(store.runs()) if store.runs_dir.exists()
+                                                           else [], cap)
+    if estimate:
+        say(f"runs per cell: {count}" + (f" expected, at {spread:.1%} relative spread ({source}), if ours comes out at "
+                                         f"the published values; up to {cap} where it does not" if spread is not None
+                                         else " (--repetitions)"))
+    for experiment in planned.experiments:
+        shown = plan.prepare(experiment.model_copy(update={"repetitions": count}), results, say=say, boards=access)
+        show_shapes(shown)
+        if estimate:
+            show_estimate(shown, results)
