@@ -39,11 +39,22 @@ def _as_seen_by_nodes(transport: Transport, local: Distribution, record: StackRe
 
 
 def check(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
-    """What the stack needs of a cluster's shape to run jobs of these engines, before anything is made."""
-    distribution.require_fetched(distribution.installed(spec.stack, check=False))
+    """What the stack needs of a cluster's shape to run jobs of these engines, before anything is made
+    (a stack not yet fetched is fetched by the cluster that first needs it)."""
     presets.check(spec.preset)
     sizing.check(spec)
     config.check_memory(spec, engines)
+
+
+def _fetched(stack: str, progress) -> Distribution:
+    """The stack's distribution, fetched now where the cache lacks it: a command fetches the stacks it
+    needs when it needs them, not every stack sbclab knows."""
+    try:
+        distribution.require_fetched(distribution.installed(stack, check=False))
+    except SbclabError:
+        progress(f"stack {stack}: fetching what the cache lacks (its first use here)")
+        distribution.fetch(stack)
+    return distribution.installed(stack)
 
 
 def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None, temporary: bool = False,
@@ -56,7 +67,7 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
     # What runs on the cluster is checked by the run's plan: a cluster up serves both engines or one.
     presets.check(spec.preset)
     sizing.check(spec)
-    local = distribution.installed(spec.stack)
+    local = _fetched(spec.stack, progress)
     if boards is None:
         java_home(local.stack.java)  # a missing Java is refused before anything is created
     with nodes.interrupts_as_exceptions():
