@@ -132,8 +132,10 @@ def test_a_published_cell_matches_only_with_every_defining_parameter():
     assert reference.matches("pi", "hadoop", None, 2, "rpi5b", "nvme-p31-gen3", {**seeds, "maps": 16}) == []
     found, exact = reference.for_cell("pi", "hadoop", None, 2, "rpi5b", "nvme-p31-gen3", {**seeds, "maps": 16})
     assert not exact and found
-    [spark] = reference.matches("pi", "spark", None, 2, "rpi5b", "nvme-p31-gen3", seeds)
-    assert "slices" in spark.inferred
+    # The seeds' Spark Pi is the stock SparkPi's 10,000 slices of 100,000 points, not Hadoop's shape.
+    assert reference.matches("pi", "spark", None, 2, "rpi5b", "nvme-p31-gen3", seeds) == []
+    [spark] = reference.matches("pi", "spark", None, 2, "rpi5b", "nvme-p31-gen3", {"maps": 10000, "samples_per_map": 100000})
+    assert "slices" in spark.inferred and spark.value == 168
 
 
 def test_testdfsio_sizes_are_matched_in_each_seeds_meaning():
@@ -678,3 +680,18 @@ def test_a_span_the_text_states_is_judged_cell_by_cell(tmp_path):
     cells[("wordcount", 2 * gb, "microsd-pro-plus", 1, "rpi4b")] = 120.0  # 1.2x: below 2.2 by more than the margin
     [off] = [s for s in _figure("figure13", _timed_runs(tmp_path / "b", cells)).shapes if s.label.startswith("hadoop")]
     assert off.verdict == "differs" and "2GB at 1 workers" in off.detail
+
+
+def test_some_of_the_seeds_sizes_are_scaled_as_the_whole_table_would_be(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2021")
+    whole = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=None, backend="emulated",
+                                 on_boards=False, workers=[1], work=0.2)
+    share = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=[500 * 10**6], backend="emulated",
+                                 on_boards=False, workers=[1], work=0.2)
+    assert share.sizes == {500 * 10**6: whole.sizes[500 * 10**6]} and len(whole.sizes) == 4
+    assert [list(e.sizes) for e in share.experiments] == [[whole.sizes[500 * 10**6]]]
+    assert any("the seed's sizes 500 MB only" in n for n in share.notes)
+    other = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=[3 * 10**6], backend="emulated",
+                                 on_boards=False, workers=[1])
+    assert [list(e.sizes) for e in other.experiments] == [[3 * 10**6]]  # not the seed's: run as given

@@ -99,7 +99,8 @@ def _ours(e: reproduction.Entry) -> str:
                    "shape still inconclusive run again, round by round, until it is decided or --max-repetitions.")
 @click.option("--max-repetitions", type=click.IntRange(2, 100), default=study.CAP, show_default=True,
               help="The most runs per cell while repeating until the verdicts are decided.")
-@click.option("--sizes", callback=sizes_list, help="Data sizes to run instead of the seed's (scaled down to this host by default on an emulated cluster).")
+@click.option("--sizes", callback=sizes_list, help="Some of the seed's sizes, e.g. 500MB,1GB (scaled down to this host as "
+              "the whole table would be), or other sizes to run instead of the seed's, as given.")
 @click.option("--workers", callback=counts, help="Worker counts to run instead of the seed's, e.g. 1,2.")
 @click.option("--storage", "media", callback=lambda ctx, param, value: names(value),
               help="Storage media to run, of the table's, e.g. nvme (default: every medium the table has).")

@@ -192,6 +192,10 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
     for raw in raws:
         if raw.get("sizes") and raw["sizes"] != [1]:
             seeds_sizes = [parse_size(s) if isinstance(s, str) else int(s) for s in raw["sizes"]]
+            if sizes and set(sizes) <= set(seeds_sizes):
+                # Some of the seed's own sizes: a share of the table, scaled as the whole table would be.
+                seeds_sizes, sizes = [s for s in seeds_sizes if s in sizes], None
+                planned.notes.append("the seed's sizes " + ", ".join(format_size(s) for s in seeds_sizes) + " only")
             # TestDFSIO: the 2026 seed printed the size of each of its files; sbclab's size is the total.
             files = (raw.get("parameters", {}).get(raw["workloads"][0], {}).get("files", 1)
                      if (table.layout or {}).get("size") == "per-file" else 1)
