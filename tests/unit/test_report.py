@@ -47,6 +47,12 @@ def test_the_warnings_come_first_and_say_emulated_and_too_few_runs(results):
 
 
 def test_the_published_pi_time_is_set_beside_the_users(results):
+    # The recorded Spark Pi is 100 slices of 10,000 points; the seeds' is SparkPi's 10,000 slices of 100,000.
+    assert not [m for m in build.build(results).references if m.figures.cell.key.workload == "pi"]
+    for path in (results / "runs").glob("*spark-pi*.json"):
+        doc = json.loads(path.read_text())
+        doc["parameters"] = {**doc["parameters"], "maps": 10000, "samples_per_map": 100000, "samples": 10**9}
+        path.write_text(json.dumps(doc))
     report = build.build(results)
     pi = [m for m in report.references if m.figures.cell.key.workload == "pi"]
     assert pi and pi[0].published.source == "leepark2026 Table 17"

@@ -1,8 +1,10 @@
 """Pi by Monte Carlo: Hadoop's QuasiMonteCarlo example and sbclab's Spark job of the same shape.
 
-Defaults are the seeds': 100 maps (slices) × 10,000 samples. A run is valid when its estimate lies
-within six standard errors of pi for that many uniform samples, σ = 4·sqrt(p(1−p)/n) with p = π/4
-(the quasi-random Hadoop estimate is tighter than that, so the bound holds for both).
+Defaults are the seeds' Hadoop Pi: 100 maps × 10,000 samples (their Spark Pi was the stock
+SparkPi's 10,000 slices of 100,000 samples, which the reproductions of those tables run). A run is
+valid when its estimate lies within six standard errors of pi for that many uniform samples,
+σ = 4·sqrt(p(1−p)/n) with p = π/4 (the quasi-random Hadoop estimate is tighter than that, so the
+bound holds for both).
 """
 
 import math
