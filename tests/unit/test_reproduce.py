@@ -695,3 +695,15 @@ def test_some_of_the_seeds_sizes_are_scaled_as_the_whole_table_would_be(monkeypa
     other = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=[3 * 10**6], backend="emulated",
                                  on_boards=False, workers=[1])
     assert [list(e.sizes) for e in other.experiments] == [[3 * 10**6]]  # not the seed's: run as given
+
+
+def test_one_engine_of_a_table_runs_alone_and_the_others_are_said(monkeypatch):
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2026")
+    planned = reproduce.plan_table(seed.tables["figure13"], seed, repetitions=1, sizes=[10**9], backend="emulated",
+                                   on_boards=False, workers=[1], engines=["spark"])
+    assert [list(e.engines) for e in planned.experiments] == [["spark"], ["spark"]]
+    assert all(list(e.sizes) == [planned.sizes[10**9]] for e in planned.experiments)  # every board at the one size
+    none = reproduce.plan_table(seed.tables["table16"], seed, repetitions=1, sizes=None, backend="emulated",
+                                on_boards=False, workers=[1], engines=["spark"])
+    assert not none.experiments and "runs hadoop, not spark" in none.refused[0]

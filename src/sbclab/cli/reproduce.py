@@ -102,6 +102,8 @@ def _ours(e: reproduction.Entry) -> str:
 @click.option("--sizes", callback=sizes_list, help="Some of the seed's sizes, e.g. 500MB,1GB (scaled down to this host as "
               "the whole table would be), or other sizes to run instead of the seed's, as given.")
 @click.option("--workers", callback=counts, help="Worker counts to run instead of the seed's, e.g. 1,2.")
+@click.option("--engines", callback=lambda ctx, param, value: names(value),
+              help="Engines to run, of the table's, e.g. spark (default: every engine the table has).")
 @click.option("--storage", "media", callback=lambda ctx, param, value: names(value),
               help="Storage media to run, of the table's, e.g. nvme (default: every medium the table has).")
 @click.option("--work", type=click.FloatRange(0.001, 1.0), default=1.0, show_default=True,
@@ -121,7 +123,8 @@ def _ours(e: reproduction.Entry) -> str:
                    "and said beside the tables: quick-start, say, where a table's point is not its JVMs' start-up.")
 @host_key_options
 @monitor_options
-def reproduce_command(seed, tables, list_only, results, repetitions, max_repetitions, sizes, workers, media, work, dry_run,
+def reproduce_command(seed, tables, list_only, results, repetitions, max_repetitions, sizes, workers, engines, media, work,
+                      dry_run,
                       estimate, backend, cluster_name, subnet, inventory_file, knob_names, keys: HostKeys,
                       monitoring: Monitoring):
     """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
@@ -140,7 +143,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
     for t in chosen:
         planned = reproduce.plan_table(t, found_seed, repetitions=repetitions or 1, sizes=sizes, backend=backend,
                                        on_boards=access is not None, workers=workers, storage=media, work=work,
-                                       monitor=given, cluster=clusters)
+                                       monitor=given, cluster=clusters, engines=engines)
         console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
         for refusal in planned.refused:
             say(f"not run here: {refusal}")

@@ -133,7 +133,7 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
 def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] | None, backend: str | None,
                on_boards: bool, board: str | None = None, workers: list[int] | None = None,
                storage: list[str] | None = None, work: float = 1.0, monitor: dict[str, Any] | None = None,
-               cluster: dict[str, str] | None = None) -> Planned:
+               cluster: dict[str, str] | None = None, engines: list[str] | None = None) -> Planned:
     """The table's experiments as this host can run them. `work` < 1 runs that share of the seed's work
     inside each task (Pi's samples per map, the data in each HDFS block), keeping the seed's task
     counts so its waves and speedups keep their shape; `monitor`
@@ -158,6 +158,13 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
             raw["monitor"] = {**raw.get("monitor", {}), **monitor}
         if workers:
             raw["workers"] = workers
+        if engines:
+            kept_engines = [e for e in raw.get("engines", []) if e in engines]
+            if not kept_engines:
+                planned.refused.append(f"{board_name}: the table runs {', '.join(raw.get('engines', []))}, not "
+                                       f"{', '.join(engines)}")
+                continue
+            raw["engines"] = kept_engines
         if storage:
             kept_media = [m for m in raw.get("storage", []) if m in storage]
             if not kept_media:
@@ -192,16 +199,17 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
     for raw in raws:
         if raw.get("sizes") and raw["sizes"] != [1]:
             seeds_sizes = [parse_size(s) if isinstance(s, str) else int(s) for s in raw["sizes"]]
-            if sizes and set(sizes) <= set(seeds_sizes):
+            given = sizes
+            if given and set(given) <= set(seeds_sizes):
                 # Some of the seed's own sizes: a share of the table, scaled as the whole table would be.
-                seeds_sizes, sizes = [s for s in seeds_sizes if s in sizes], None
+                seeds_sizes, given = [s for s in seeds_sizes if s in given], None
                 planned.notes.append("the seed's sizes " + ", ".join(format_size(s) for s in seeds_sizes) + " only")
             # TestDFSIO: the 2026 seed printed the size of each of its files; sbclab's size is the total.
             files = (raw.get("parameters", {}).get(raw["workloads"][0], {}).get("files", 1)
                      if (table.layout or {}).get("size") == "per-file" else 1)
             totals = [s * files for s in seeds_sizes]
-            if sizes:
-                ran = sizes
+            if given:
+                ran = given
             else:
                 factor = _shared_factor(raw) if backend == "emulated" else 1.0
                 shrink = factor * work
