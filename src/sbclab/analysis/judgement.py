@@ -95,20 +95,20 @@ def judge(kind: str, published: float, ours: Derived | None) -> Judgement:
         return Judgement(INCONCLUSIVE, f"{shown} holds {test.null:g}" + _needed_text(needed := _runs_to_exclude(
             ours, test.null)), needed)
     low, high = band(kind, published)
-    within = f"within {test.margin:.0%} of the published {published:.3g} ({low:.3g}-{high:.3g})"
+    margin = f"the published {published:.3g} ± {test.margin:.0%} ({low:.3g}-{high:.3g})"
     if hi < low or lo > high:
-        return Judgement(DIFFERS, f"{shown} lies outside {within}")
+        return Judgement(DIFFERS, f"{shown} lies outside {margin}")
     if low <= lo and hi <= high:
         # Where the null lies outside the band, an interval inside the band excludes it: the test
         # against no effect is passed on the way. Where it lies inside, the seed's claim is no effect.
         if test.null is None:
-            return Judgement(HOLDS, f"{shown} lies {within}")
+            return Judgement(HOLDS, f"{shown} lies inside {margin}")
         if low <= test.null <= high:
-            return Judgement(HOLDS, f"{shown} lies {within}; the seed's value is itself within the margin of no "
-                                    f"effect ({test.null:g}), so equivalence is its claim")
-        return Judgement(HOLDS, f"{shown} lies {within} and so excludes no effect ({test.null:g})")
+            return Judgement(HOLDS, f"{shown} lies inside {margin}; the seed's value is itself within the margin of "
+                                    f"no effect ({test.null:g}), so equivalence is its claim")
+        return Judgement(HOLDS, f"{shown} lies inside {margin} and so excludes no effect ({test.null:g})")
     needed = runs_to_decide(ours, low, high)
-    return Judgement(INCONCLUSIVE, f"{shown} is neither {within} nor wholly outside it" + _needed_text(needed),
+    return Judgement(INCONCLUSIVE, f"{shown} is neither inside {margin} nor wholly outside it" + _needed_text(needed),
                      needed)
 
 

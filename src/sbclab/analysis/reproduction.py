@@ -285,7 +285,8 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
     counted = [r for r in runs if status(r) == "headline"]
     entries = []
     for p in rows:
-        mine = [r for r in counted if _matches(r, p, sizes, parameters, scale)]
+        # A stated ratio is formed from its cells' runs (stated_cells), none of its own.
+        mine = [] if p.metric == STATED else [r for r in counted if _matches(r, p, sizes, parameters, scale)]
         values = [v for r in mine if (v := value_of(r, p.metric, p.unit, p.dimensions)) is not None]
         factors = {round(r.scale.factor, 6) for r in mine if r.cluster.emulated}
         counts = {tasks.of_run(r) for r in mine}
