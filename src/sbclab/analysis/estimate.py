@@ -5,7 +5,7 @@ A run's time is modelled in board-seconds, the time it would take at scale 1: on
 at scale f everything (CPU, disk, network) runs f times slower, so a run of T seconds there is
 T * f board-seconds. Per workload and engine the board time is a fixed part plus a part that
 shrinks with the workers, B = F + W * work / workers, fitted (F, W >= 0) to what is known; `work`
-is the input size, or maps x samples for Pi. HPL is timed as it times itself: its operation count,
+is the input size, or the maps (tasks) for Pi. HPL is timed as it times itself: its operation count,
 2/3 N^3 + 3/2 N^2, at the Gflops the nodes reach (stored runs, else the seeds' Rmax on the board).
 An estimate is a guide to plan by (an hour or three days?), not a measurement: each says where it
 comes from.
@@ -53,8 +53,11 @@ class Overhead:
 
 
 def work(workload: str, size_bytes: int | None, parameters: dict[str, Any]) -> float:
+    """What a run's time grows with: the input's bytes, or Pi's tasks (a map's or a slice's time is its
+    JVM's start-up or its scheduling far more than its samples, so --work, which shrinks the samples and
+    keeps the tasks, hardly shortens it)."""
     if workload == "pi":
-        return float(parameters.get("maps", 1)) * float(parameters.get("samples_per_map", 1))
+        return float(parameters.get("maps", 1))
     return float(size_bytes or 1)
 
 

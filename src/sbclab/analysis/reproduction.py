@@ -140,6 +140,8 @@ def value_of(run: RunRecord, metric: str, unit: str, dimensions: dict[str, Any])
         return run.result.get("rmax_gflops")
     if metric == "web_peak_rate":
         return run.result.get("peak_rate") or None
+    if metric == "netpipe_peak":
+        return run.result.get("peak_mbit_s") or None
     if metric in WORKER_METRICS:
         return _per_worker(run, WORKER_METRICS[metric], unit)
     return None
@@ -221,6 +223,8 @@ def _matches(run: RunRecord, p: reference.Published, sizes: dict[int, int], para
         return False
     if d.get("doc_size") and d["doc_size"] != run.parameters.get("doc_size"):
         return False
+    if d.get("transport") and d["transport"] != run.parameters.get("transport"):
+        return False  # NetPIPE over TCP is not its run over MPI
     # A row names the layout or runtime it was measured in where it is not a master of its own, native.
     if (d.get("layout", "separate-master"), d.get("runtime", "native")) != (run.cluster.layout, run.cluster.runtime):
         return False
@@ -418,8 +422,8 @@ def _waves_at(found: Reproduction, base: Entry, workers: int, at: int) -> float 
 
 
 def _efficiencies(found: Reproduction) -> list[Shape]:
-    """Parallel efficiency, the speedup per added share of workers: E(n) = S(n) × base / n (Baun's
-    Figure 6). Predictions beyond the workers we ran are not judged, as their speedups are not."""
+    """Parallel efficiency, the speedup per added share of workers: E(n) = S(n) × base / n (from Baun's
+    Table 7). Predictions beyond the workers we ran are not judged, as their speedups are not."""
     speedups = [s for s in found.shapes if s.kind == "speedup"] or _speedups(found)  # Figure 6 alone: not yet made
     shapes = []
     for s in speedups:
