@@ -562,7 +562,9 @@ def _span(label: str, p: reference.Published, ratios: list[tuple[dict, stats.Der
     outside = [dims for dims, r in measured if r.ci_low is not None and (r.ci_high < lo_band or r.ci_low > hi_band)]
     inside = [dims for dims, r in measured if r.ci_low is not None and lo_band <= r.ci_low and r.ci_high <= hi_band]
     named = lambda dims: f"{dims.get('size', '')} at {dims.get('workers', '')} workers".strip()  # noqa: E731
-    spread = stats.Derived(published, min(r.value for _, r in measured), max(r.value for _, r in measured),
+    values = [r.value for _, r in measured]
+    # Ours: the cells' geometric mean, shown with the lowest and the highest cell as its ends.
+    spread = stats.Derived(math.exp(sum(math.log(v) for v in values) / len(values)), min(values), max(values),
                            min((r.runs for _, r in measured if r.runs), default=None))
     of = f"{len(measured)} of the span's {len(ratios)} cells ran here"
     if outside:
