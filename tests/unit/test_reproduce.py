@@ -92,6 +92,14 @@ def _pi_runs(tmp_path: Path, walls: dict[tuple[str, int], list[float]], maps: in
     return runs
 
 
+def _stored(tmp_path: Path, doc: dict):
+    """A run document written where a results store keeps it, loaded back."""
+    path = tmp_path / "runs" / f"{doc['run_id']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return load(path)
+
+
 def test_table16_is_set_beside_ours_with_speedup_verdicts(tmp_path):
     runs = _pi_runs(tmp_path, {("nvme-p31-gen3", 1): [2460.0, 2480.0, 2440.0],
                                ("nvme-p31-gen3", 2): [1310.0, 1300.0, 1320.0],
@@ -587,10 +595,7 @@ def test_testdfsio_is_set_beside_ours_by_throughput_rate_and_time_with_the_gap_b
                               "exec_time_s": seconds / wobble},
                    "versions": {**raw["versions"], "hadoop": "3.3.6"},
                    "cluster": {**raw["cluster"], "board": "rpi5b", "storage": storage, "workers": 8}}
-            path = tmp_path / "runs" / f"{doc['run_id']}.json"
-            path.parent.mkdir(exist_ok=True)
-            path.write_text(json.dumps(doc))
-            runs.append(load(path))
+            runs.append(_stored(tmp_path, doc))
     table = reproduce.seed("2026").tables["table18"]
     layout = reproduction.Layout(tuple(table.layout["rows"]), tuple(table.layout["columns"]), table.layout["metric"],
                                  table.shapes, tuple(table.layout["also"]))
@@ -635,10 +640,7 @@ def _timed_runs(tmp_path: Path, cells: dict[tuple, float], engine: str = "hadoop
                    "versions": {**raw["versions"], "hadoop": "3.3.6", "spark": "3.5.0"},
                    "cluster": {**raw["cluster"], "board": on[0] if on else board, "storage": storage,
                                "workers": workers}}
-            path = tmp_path / "runs" / f"{doc['run_id']}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(doc))
-            runs.append(load(path))
+            runs.append(_stored(tmp_path, doc))
     return runs
 
 

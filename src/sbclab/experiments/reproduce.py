@@ -158,20 +158,10 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
             raw["monitor"] = {**raw.get("monitor", {}), **monitor}
         if workers:
             raw["workers"] = workers
-        if engines:
-            kept_engines = [e for e in raw.get("engines", []) if e in engines]
-            if not kept_engines:
-                planned.refused.append(f"{board_name}: the table runs {', '.join(raw.get('engines', []))}, not "
-                                       f"{', '.join(engines)}")
-                continue
-            raw["engines"] = kept_engines
-        if storage:
-            kept_media = [m for m in raw.get("storage", []) if m in storage]
-            if not kept_media:
-                planned.refused.append(f"{board_name}: the table runs it on {', '.join(raw.get('storage', []))}, not "
-                                       f"{', '.join(storage)}")
-                continue
-            raw["storage"] = kept_media
+        refusal = _keep(raw, "engines", engines, "runs") or _keep(raw, "storage", storage, "runs it on")
+        if refusal:
+            planned.refused.append(f"{board_name}: {refusal}")
+            continue
         _one_board_each(raw)
         if work != 1.0:
             _scale_work(raw, work, planned)
@@ -241,6 +231,18 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
         planned.experiments.append(parse(raw, f"{seed_.names[0]} {table.key}"))
     planned.notes = list(dict.fromkeys(planned.notes))
     return planned
+
+
+def _keep(raw: dict[str, Any], dimension: str, asked: list[str] | None, verb: str) -> str | None:
+    """Only the values asked for of one of the experiment's dimensions (engines, media); why not, where
+    it has none of them."""
+    if not asked:
+        return None
+    kept = [v for v in raw.get(dimension, []) if v in asked]
+    if not kept:
+        return f"the table {verb} {', '.join(raw.get(dimension, []))}, not {', '.join(asked)}"
+    raw[dimension] = kept
+    return None
 
 
 def _one_board_each(raw: dict[str, Any]) -> None:
