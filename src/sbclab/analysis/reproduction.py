@@ -784,11 +784,13 @@ def save_csv(found: Reproduction, results: Path) -> tuple[Path, Path]:
     shapes = request_path(results, found.seed, found.table, "-shapes.csv")
     with atomic.open_for_write(shapes, "w") as out:
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["kind", "shape", "published", "ours", "ours_ci_low", "ours_ci_high", "verdict", "detail"])
+        writer.writerow(["kind", "shape", "published", "ours", "ours_ci_low", "ours_ci_high", "verdict", "runs_needed",
+                         "null", "margin", "detail"])
         for sh in found.shapes:
-            d = sh.ours
+            d, test = sh.ours, judgement.TESTS.get(sh.kind)
             writer.writerow([sh.kind, sh.label, sh.published, _blank(d and d.value), _blank(d and d.ci_low),
-                             _blank(d and d.ci_high), sh.verdict, sh.detail])
+                             _blank(d and d.ci_high), sh.verdict, _blank(sh.runs_needed), _blank(test and test.null),
+                             _blank(test and test.margin), sh.detail])
     return cells, shapes
 
 
