@@ -14,10 +14,11 @@ from sbclab.cluster import calibration, cgroups, nodes, spec, tools
 
 CASES = [("rpi5b", "nvme-p31-gen3"), ("rpi5b", "microsd-pro-plus"), ("rpi4b", "microsd-pro-plus")]
 LOW, HIGH = 0.85, 1.15
+KINDS = ("cpu", "disk", "network")
 
 
 def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: int,
-                 file_size: str = "128M") -> list[tuple[str, float, float]]:
+                 file_size: str = "128M", kinds: tuple[str, ...] = KINDS) -> list[tuple[str, float, float]]:
     b = profiles.board(board)
     medium = profiles.storage(storage).figures_on(board)
     host = calibration.current(progress=print)
@@ -33,13 +34,16 @@ def measure_case(board: str, storage: str, factor: float, subnet: str, seconds: 
 
         def fio(rw, block_size):
             return tools.fio_job(on, disk, f"{rw}-{block_size}", rw, block_size, file_size, seconds)
-        for threads in (1, 4):
+        for threads in (1, 4) if "cpu" in kinds else ():
             rows.append((f"sysbench {threads} thread(s), events/s", b.sysbench_events(threads) * factor,
                          tools.sysbench_cpu(on, b.sysbench.max_prime, threads, seconds)))
-        rows.append(("fio seq write 16M, MB/s", medium.seq_write * factor, fio("write", "16m")["mb_s"]))
-        rows.append(("fio seq read 16M, MB/s", medium.seq_read * factor, fio("read", "16m")["mb_s"]))
-        rows.append(("fio rand write 4K, IOPS", medium.write_iops * factor, fio("randwrite", "4k")["iops"]))
-        rows.append(("fio rand read 4K, IOPS", medium.read_iops * factor, fio("randread", "4k")["iops"]))
+        if "disk" in kinds:
+            rows.append(("fio seq write 16M, MB/s", medium.seq_write * factor, fio("write", "16m")["mb_s"]))
+            rows.append(("fio seq read 16M, MB/s", medium.seq_read * factor, fio("read", "16m")["mb_s"]))
+            rows.append(("fio rand write 4K, IOPS", medium.write_iops * factor, fio("randwrite", "4k")["iops"]))
+            rows.append(("fio rand read 4K, IOPS", medium.read_iops * factor, fio("randread", "4k")["iops"]))
+        if "network" not in kinds:
+            return rows
         expected_net = (b.network_mbps or b.nic_mbps) * factor
         serving = lambda argv: tools.ServingOnNode(transport, peer, argv, transport.node_dir(peer) / "iperf.log",  # noqa: E731
                                                    "iperf3 -s")
@@ -52,6 +56,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=5, help="Duration of each measurement.")
     parser.add_argument("--file-size", default="128M",
                         help="fio's file per pattern, laid out first at the node's write speed (smaller on a slow host).")
+    parser.add_argument("--only", action="append", choices=KINDS,
+                        help="Measure only these figures (repeatable); the disk's take most of the time.")
     args = parser.parse_args()
     host = calibration.current(progress=print)
     # The common factor: the smallest any case needs, computed for a 3-node cluster like the demo's.
@@ -63,7 +69,7 @@ def main() -> None:
         print(f"\n{board} + {storage}")
         print(f"  {'figure':<32} {'profile x scale':>16} {'measured':>12} {'ratio':>7}")
         for name, expected, measured in measure_case(board, storage, factor, f"10.21{5 + i}.0.0/24", args.seconds,
-                                                     args.file_size):
+                                                     args.file_size, tuple(args.only or KINDS)):
             ratio = measured / expected
             flag = "" if LOW <= ratio <= HIGH else "  outside 0.85-1.15"
             outside += bool(flag)

@@ -76,3 +76,16 @@ def test_the_balancer_places_threads_through_cgroup_threads(tmp_path):
         stop.set()
         for w in workers:
             w.join()
+
+
+def test_a_process_joins_a_threaded_core_of_its_node_not_the_domain(unified):
+    group = cgroups.NodeCgroup("lab", "worker1")
+    group.create(2**30)
+    group.limit_cpu(1.2, vcpus=2)
+    node = unified / "sbclab" / "lab" / "worker1"
+    (node / "vcpu0" / "cgroup.threads").write_text("11\n12\n")
+    (node / "vcpu1" / "cgroup.threads").write_text("13\n")
+    group.join()
+    # A whole process written to a threaded group's cgroup.procs moves in; memory and io stay the node's.
+    assert (node / "vcpu1" / "cgroup.procs").read_text() == "0"
+    assert not (node / "cgroup.procs").exists() and not (node / "vcpu0" / "cgroup.procs").exists()

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from sbclab.cluster import vcpus
+from sbclab.cluster import cgroups, vcpus
 
 
 @pytest.fixture
@@ -95,3 +95,60 @@ def test_the_balancer_says_when_its_first_tick_is_done(tmp_path):
     group.rmdir()
     runner.join(timeout=10)
     assert not runner.is_alive(), "the balancer ends with its groups"
+
+
+def test_threads_born_between_ticks_are_placed_before_the_next_and_stay(node, fake_kernel):
+    (node / "vcpu0" / "tasks").write_text("1\n")  # sysbench's main thread
+    balancer = vcpus.NodeBalancer(node)
+    fake_kernel.update({1: 5})
+    balancer.tick()
+    (node / "vcpu0" / "tasks").write_text("1\n20\n21\n22\n23\n")
+    fake_kernel.update({20: 0, 21: 0, 22: 0, 23: 0})
+    balancer.place_newcomers()
+    assert sorted(len(p) for p in placement(node)) == [1, 1, 1, 2]
+    where = {tid: i for i, tids in enumerate(placement(node)) for tid in tids}
+    fake_kernel.update({20: 50, 21: 50, 22: 50, 23: 50})
+    balancer.tick()  # one busy worker per core already: nothing moves
+    assert {tid: i for i, tids in enumerate(placement(node)) for tid in tids} == where
+    assert len({where[t] for t in (20, 21, 22, 23)}) == 4
+
+
+def test_threads_arriving_on_a_node_idle_at_its_first_tick_are_spread(node, fake_kernel):
+    balancer = vcpus.NodeBalancer(node)
+    balancer.tick()  # a bare node: nothing runs yet
+    (node / "vcpu2" / "tasks").write_text("7\n8\n")
+    fake_kernel.update({7: 0, 8: 0})
+    balancer.tick()
+    assert sorted(len(p) for p in placement(node)) == [0, 0, 1, 1]
+
+
+@pytest.fixture
+def v1_node(tmp_path, monkeypatch):
+    """A v1 hierarchy of one node with four virtual cores, some holding threads already."""
+    monkeypatch.setattr(cgroups, "ROOT", tmp_path)
+    for controller in cgroups.V1_CONTROLLERS:
+        (tmp_path / controller / "sbclab" / "lab" / "worker1").mkdir(parents=True)
+    group = cgroups.NodeCgroup("lab", "worker1")
+    for i, tids in enumerate(["1 2", "3", "4 5 6", "7 8"]):
+        (group.cpu_dir() / f"vcpu{i}").mkdir()
+        (group.cpu_dir() / f"vcpu{i}" / "tasks").write_text(tids.replace(" ", "\n"))
+    return group
+
+
+def test_a_process_joins_the_node_on_its_least_crowded_core(v1_node):
+    v1_node.join()
+    written = {p.relative_to(cgroups.ROOT).as_posix(): p.read_text()
+               for p in cgroups.ROOT.rglob("cgroup.procs")}
+    # Never the node's own cpu group, where one thread could use the quota of all four cores.
+    assert written == {"cpu/sbclab/lab/worker1/vcpu1/cgroup.procs": "0",
+                       "cpuacct/sbclab/lab/worker1/cgroup.procs": "0",
+                       "memory/sbclab/lab/worker1/cgroup.procs": "0",
+                       "pids/sbclab/lab/worker1/cgroup.procs": "0"}
+
+
+def test_a_node_without_virtual_cores_yet_is_joined_whole(v1_node):
+    for core in v1_node.vcpu_dirs():
+        (core / "tasks").unlink()
+        core.rmdir()
+    v1_node.join()
+    assert (v1_node.cpu_dir() / "cgroup.procs").read_text() == "0"
