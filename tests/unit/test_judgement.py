@@ -75,6 +75,7 @@ def test_one_run_or_none_decides_nothing():
 
 def test_every_kind_states_its_null_margin_and_why():
     lines = judgement.tests_text()
-    assert len(lines) == len(judgement.TESTS)
+    named = [kind for line in lines for kind in line.split(":")[0].split(", ")]
+    assert sorted(named) == sorted(judgement.TESTS)  # every kind once, kinds of one test on one line
     assert all(" — " in line and "null" in line and "margin" in line for line in lines)
     assert judgement.band("speedup", 2.0) == pytest.approx((2 / 1.15, 2.3))

@@ -49,11 +49,12 @@ class Test:
 
 RATIO = Test(1.0, 0.15, _FIDELITY)
 TESTS: dict[str, Test] = {
-    "speedup": RATIO, "efficiency": Test(None, 0.15, _FIDELITY + "; an efficiency is a share, without a null"),
+    "speedup": RATIO, "efficiency": Test(None, 0.15, "15 %, as the speedups it is made of; an efficiency is a share "
+                                         "of the ideal, without a value of no effect"),
     "storage gain": RATIO, "board ratio": RATIO, "row ratio": RATIO, "thread scaling": RATIO,
     "container over native": RATIO, "stated ratio": RATIO,
-    "rate gap": Test(1.0, 0.15, _FIDELITY + "; the gap is TestDFSIO's average I/O rate over its throughput, "
-                     "1.0 when every task ran at the same rate"),
+    "rate gap": Test(1.0, 0.15, "15 %, as the other ratios; the gap is TestDFSIO's average I/O rate over its "
+                     "throughput, 1.0 when every task ran at the same rate"),
     "intermediate per input byte": Test(0.0, 0.25, "25 %: fstrim counts whole filesystem blocks freed after the job, "
                                         "the job's logs and the filesystem's own metadata among them, a larger share "
                                         "of the small data sets run here than of the seed's; the seed printed its "
@@ -155,10 +156,14 @@ def runs_to_decide(ours: Derived, low: float, high: float) -> int | None:
 
 
 def tests_text() -> list[str]:
-    """One line per shape kind: its null, margin and the reason for the margin's size (the report's header)."""
-    lines = []
+    """One line per test, naming the shape kinds it judges: their null, margin and the reason for the
+    margin's size (the report's header)."""
+    kinds: dict[Test, list[str]] = {}
     for kind, test in TESTS.items():
-        null = "none (a level)" if test.null is None else f"{test.null:g}"
+        kinds.setdefault(test, []).append(kind)
+    lines = []
+    for test, named in kinds.items():
+        null = "none" if test.null is None else f"{test.null:g}"
         margin = "none (an order)" if test.margin is None else f"{test.margin:.0%}"
-        lines.append(f"{kind}: null {null}, margin {margin} — {test.why}")
+        lines.append(f"{', '.join(named)}: null {null}, margin {margin} — {test.why}")
     return lines
