@@ -23,7 +23,10 @@ def test_httperf_totals_rate_and_errors():
     step = web.parse_httperf((FIXTURES / "web" / "httperf-300.txt").read_text())
     assert step["requests"] == 900 and step["replies"] == 900 and step["errors"] == 0
     assert step["replies_per_s"] == pytest.approx(900 / step["seconds"], rel=0.01)
-    assert web.sustained(step, 300)
+    assert web.sustained(step, 300) and step["error_kinds"] == {}
+    overloaded = (FIXTURES / "web" / "httperf-300.txt").read_text().replace(
+        "Errors: fd-unavail 0", "Errors: fd-unavail 12").replace("client-timo 0", "client-timo 3")
+    assert web.parse_httperf(overloaded)["error_kinds"] == {"client-timo": 3, "fd-unavail": 12}
 
 
 def test_a_step_with_errors_or_missing_replies_is_not_sustained():
@@ -76,11 +79,21 @@ def _step(rate: int, sustained: bool) -> dict:
             "ok_replies": replies}
 
 
-def test_the_ramp_rises_by_its_step_then_halves_the_gap_to_the_first_failed_rate():
+def test_the_ramp_doubles_from_its_step_then_halves_the_gap_to_the_first_failed_rate():
+    assert web.next_rate([], 17, 1000) == 17
     assert web.next_rate([_step(17, True)], 17, 1000) == 34
-    assert web.next_rate([_step(17, True), _step(34, True)], 17, 50) is None  # max_rate reached
+    assert web.next_rate([_step(17, True), _step(34, True)], 17, 50) == 50  # max_rate itself, not past it
+    assert web.next_rate([_step(17, True), _step(34, True), _step(50, True)], 17, 50) is None
     # 100 KB on a slow link: the first step already fails, so the peak is looked for below it.
     assert web.next_rate([_step(17, False)], 17, 1000) == 8
-    ramp = [_step(100 * i, True) for i in range(1, 12)] + [_step(1200, False)]
-    assert web.next_rate(ramp, 100, 5000) == 1150
-    assert web.next_rate(ramp + [_step(1150, True)], 100, 5000) is None  # within 5 % of 1200
+    ramp = [_step(100 * 2**i, True) for i in range(5)] + [_step(3200, False)]
+    assert web.next_rate(ramp, 100, 5000) == 2400
+    narrowed = ramp + [_step(2400, True), _step(2800, True), _step(3000, False)]
+    assert web.next_rate(narrowed, 100, 5000) == 2900
+    assert web.next_rate(narrowed + [_step(2900, True)], 100, 5000) is None  # within 5 % of 3000
+
+
+def test_a_step_too_short_to_outlast_the_replies_drain_is_refused():
+    with pytest.raises(SbclabError, match="too short"):
+        web.Web().check_parameters({"doc_sizes_kb": [1], "step_seconds": web.SHORTEST_STEP_S - 1})
+    web.Web().check_parameters({"doc_sizes_kb": [1], "step_seconds": web.SHORTEST_STEP_S})

@@ -16,6 +16,7 @@ from sbclab.experiments import plan, reproduce
 from sbclab.report import build, html, plots
 from sbclab.report import nodes as nodes_report
 from sbclab.results.store import load
+from sbclab.workloads import web
 
 from .test_analysis import RESULTS
 from .test_experiments import _fixed_host
@@ -486,9 +487,12 @@ def test_hajji_tsos_web_capacity_is_judged_on_the_container_over_native_ratio(tm
     assert found.at(("1KB",), (None,)).ours.mean == pytest.approx(2900, rel=0.01)
     assert found.at(("1KB",), ("container",)).ours.mean == pytest.approx(1000, rel=0.01)
     assert found.at(("100KB",), (None,)).ours.mean == pytest.approx(100, rel=0.01)
-    [overhead] = found.shapes
+    overhead, by_size = found.shapes
     assert overhead.label == "1KB: container over native" and overhead.published == pytest.approx(957.5 / 2809)
     assert overhead.ours.value == pytest.approx(1000 / 2900, rel=0.01) and overhead.verdict == "holds"
+    # The text's two native rates: a link-bound document against a CPU-bound one (no container row at 100 KB).
+    assert by_size.label == "100KB over 1KB" and by_size.published == pytest.approx(98 / 2809)
+    assert by_size.ours.value == pytest.approx(100 / 2900, rel=0.01) and by_size.verdict == "holds"
 
 
 def test_board_ratios_pair_cells_alike_but_for_the_board_and_row_ratios_set_rows_against_the_first():
@@ -709,3 +713,19 @@ def test_one_engine_of_a_table_runs_alone_and_the_others_are_said(monkeypatch):
     none = reproduce.plan_table(seed.tables["table16"], seed, repetitions=1, sizes=None, backend="emulated",
                                 on_boards=False, workers=[1], engines=["spark"])
     assert not none.experiments and "runs hadoop, not spark" in none.refused[0]
+
+
+def test_runtimes_choose_the_native_or_container_cells_and_a_web_step_keeps_its_shortest(monkeypatch):
+    _fixed_host(monkeypatch)
+    hajji = reproduce.seed("hajji")
+    native = reproduce.plan_table(hajji.tables["figure4"], hajji, repetitions=1, sizes=None, backend="emulated",
+                                  on_boards=False, runtimes=["native"], work=0.1)
+    [experiment] = native.experiments
+    assert list(experiment.runtimes) == ["native"]
+    # A tenth of the seed's 10-s steps would be 1 s, shorter than a step can tell a sustained rate in.
+    assert native.parameters["web"]["step_seconds"] == web.SHORTEST_STEP_S
+    assert any("its shortest" in n for n in native.notes)
+    seed = reproduce.seed("2026")
+    container = reproduce.plan_table(seed.tables["table4"], seed, repetitions=1, sizes=None, backend="emulated",
+                                     on_boards=False, runtimes=["container"])
+    assert not container.experiments and "runs native, not container" in container.refused[0]

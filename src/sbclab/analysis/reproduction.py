@@ -637,8 +637,8 @@ def _row_ratios(found: Reproduction) -> list[Shape]:
     for column in found.columns:
         cells = [e for e in found.entries if e.column == column and e.published.value]
         named = " ".join(f"{d} {v}" for d, v in zip(found.layout.columns, column) if v is not None)
-        shapes += [_over_first("row ratio", f"{named}: {_label(other.row)} over {_label(cells[0].row)}", other, cells[0])
-                   for other in cells[1:]]
+        shapes += [_over_first("row ratio", (f"{named}: " if named else "") + f"{_label(other.row)} over {_label(cells[0].row)}",
+                               other, cells[0]) for other in cells[1:]]
     return shapes
 
 

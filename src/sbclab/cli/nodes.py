@@ -90,7 +90,7 @@ tuning_options = bundle(Tuning, [
                  help="netpipe: round trips per message size (default: NetPIPE's own choice from the last size's time)."),
     click.option("--doc-sizes", default="1,4,10,50,70,100", show_default=True, help="web: document sizes in KB."),
     click.option("--step-seconds", type=click.IntRange(1, 600), default=10, show_default=True,
-                 help="web: seconds at each request rate (steps of 100 req/s)."),
+                 help="web: seconds at each request rate (from 100 req/s, doubling, then halving the gap to the peak)."),
     click.option("--max-rate", type=click.IntRange(100, 100000), default=5000, show_default=True,
                  help="web: highest rate tried."),
 ], "tuning")

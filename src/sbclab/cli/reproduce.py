@@ -106,6 +106,8 @@ def _ours(e: reproduction.Entry) -> str:
               help="Engines to run, of the table's, e.g. spark (default: every engine the table has).")
 @click.option("--storage", "media", callback=lambda ctx, param, value: names(value),
               help="Storage media to run, of the table's, e.g. nvme (default: every medium the table has).")
+@click.option("--runtimes", callback=lambda ctx, param, value: names(value),
+              help="Runtimes to run, of the table's: native or container (default: every runtime the table has).")
 @click.option("--work", type=click.FloatRange(0.001, 1.0), default=1.0, show_default=True,
               help="Share of the seed's work to run inside each task (Pi's samples per map, data sizes with the HDFS "
                    "block size), keeping the seed's maps, slices and blocks, so its waves and speedups keep their shape.")
@@ -123,7 +125,8 @@ def _ours(e: reproduction.Entry) -> str:
                    "and said beside the tables: quick-start, say, where a table's point is not its JVMs' start-up.")
 @host_key_options
 @monitor_options
-def reproduce_command(seed, tables, list_only, results, repetitions, max_repetitions, sizes, workers, engines, media, work,
+def reproduce_command(seed, tables, list_only, results, repetitions, max_repetitions, sizes, workers, engines, media,
+                      runtimes, work,
                       dry_run,
                       estimate, backend, cluster_name, subnet, inventory_file, knob_names, keys: HostKeys,
                       monitoring: Monitoring):
@@ -143,7 +146,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
     for t in chosen:
         planned = reproduce.plan_table(t, found_seed, repetitions=repetitions or 1, sizes=sizes, backend=backend,
                                        on_boards=access is not None, workers=workers, storage=media, work=work,
-                                       monitor=given, cluster=clusters, engines=engines)
+                                       monitor=given, cluster=clusters, engines=engines, runtimes=runtimes)
         console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
         for refusal in planned.refused:
             say(f"not run here: {refusal}")

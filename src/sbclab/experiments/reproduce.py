@@ -133,7 +133,8 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
 def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] | None, backend: str | None,
                on_boards: bool, board: str | None = None, workers: list[int] | None = None,
                storage: list[str] | None = None, work: float = 1.0, monitor: dict[str, Any] | None = None,
-               cluster: dict[str, str] | None = None, engines: list[str] | None = None) -> Planned:
+               cluster: dict[str, str] | None = None, engines: list[str] | None = None,
+               runtimes: list[str] | None = None) -> Planned:
     """The table's experiments as this host can run them. `work` < 1 runs that share of the seed's work
     inside each task (Pi's samples per map, the data in each HDFS block), keeping the seed's task
     counts so its waves and speedups keep their shape; `monitor`
@@ -158,7 +159,10 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
             raw["monitor"] = {**raw.get("monitor", {}), **monitor}
         if workers:
             raw["workers"] = workers
-        refusal = _keep(raw, "engines", engines, "runs") or _keep(raw, "storage", storage, "runs it on")
+        if runtimes:
+            raw.setdefault("runtimes", ["native"])
+        refusal = (_keep(raw, "engines", engines, "runs") or _keep(raw, "storage", storage, "runs it on")
+                   or _keep(raw, "runtimes", runtimes, "runs"))
         if refusal:
             planned.refused.append(f"{board_name}: {refusal}")
             continue
@@ -234,7 +238,7 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
 
 
 def _keep(raw: dict[str, Any], dimension: str, asked: list[str] | None, verb: str) -> str | None:
-    """Only the values asked for of one of the experiment's dimensions (engines, media); why not, where
+    """Only the values asked for of one of the experiment's dimensions (engines, media, runtimes); why not, where
     it has none of them."""
     if not asked:
         return None
@@ -279,12 +283,15 @@ def _scale_work(raw: dict[str, Any], work: float, planned: Planned) -> None:
             planned.notes.append(f"{name}: the seed's {full['maps']} maps of {given['samples_per_map']:,} samples each "
                                  f"instead of {full['samples_per_map']:,} (--work {work:g}): its tasks and waves are "
                                  "the seed's, each task's work a share; a map's time is mostly its JVM's start-up")
+        shortest = registry.get(name).shortest_timed_s
         for timed in ("seconds", "step_seconds"):  # a benchmark's time, or each step's of a ramp
             if isinstance(full.get(timed), (int, float)):
-                given[timed] = max(1, round(full[timed] * work))
-                planned.notes.append(f"{name}: measured for {given[timed]} s instead of {full[timed]} s "
-                                     f"{'a step ' if timed == 'step_seconds' else ''}(--work {work:g}); its rates "
-                                     "are the same, their spread wider")
+                given[timed] = min(full[timed], max(shortest, round(full[timed] * work)))
+                if given[timed] != full[timed]:
+                    floor = f", its shortest" if given[timed] == shortest and shortest > 1 else ""
+                    planned.notes.append(f"{name}: measured for {given[timed]} s{floor} instead of {full[timed]} s "
+                                         f"{'a step ' if timed == 'step_seconds' else ''}(--work {work:g}); its "
+                                         "rates are the same, their spread wider")
 
 
 def _shared_factor(raw: dict[str, Any]) -> float:

@@ -129,6 +129,9 @@ class Workload(ABC):
     # Bytes the cluster must hold per input byte, besides the input itself: the job's output plus its
     # intermediate data, after the seeds' measurements (Lee & Park 2026, Tables 11-14).
     footprint_per_input_byte = 1.0
+    # The shortest a timed measurement (`seconds`, or a ramp's `step_seconds`) may be cut to by --work
+    # and still measure the same quantity.
+    shortest_timed_s = 1
 
     def defaults(self) -> dict[str, Any]:
         return {}

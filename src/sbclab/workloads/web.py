@@ -1,7 +1,9 @@
 """Web-serving capacity, Hajji & Tso's method (2016, Fig. 4): nginx serves a static document from a
-worker; httperf on the master raises the request rate in steps of 100 req/s (of the board's: times
-the scale factor on an emulated node) until the replies fall short of the requests or errors
-appear, then halves the gap to the first failed rate until the peak is known within 5 %. The
+worker; httperf on the master offers a rate for a step of seconds, from 100 req/s (of the board's:
+times the scale factor on an emulated node), doubling it until the replies fall short of the
+requests or errors appear, then halves the gap to the first failed rate until the peak is known
+within 5 %. The seed raised the rate by 100 req/s a step: the same peak, reached in a logarithmic
+number of steps instead of 28 for the seed's 2809 req/s. The
 highest sustained rate, the network throughput there and the worker's CPU are the result, for
 each document size. Both ends stay on the cluster network:
 nginx listens on the worker's cluster address only.
@@ -26,6 +28,15 @@ DOC_SIZES_KB = (1, 4, 10, 50, 70, 100)
 PORT = 8080
 SUSTAINED = 0.95  # replies per second at least this share of the offered rate, and no errors
 RESOLUTION = 0.05  # the peak is found to within this share of the lowest rate that was not sustained
+# A step's rate is its replies over httperf's whole test, which ends with the last replies' drain: up
+# to 80 ms on an emulated RPi 2B whose client is itself a shaped node (docs/notes.md). Over a 1-s step
+# that is 8 %, more than the 5 % a sustained step may fall short, so a 1-s step failed at any rate;
+# over 3 s it is under 3 %.
+SHORTEST_STEP_S = 3
+# httperf's: a request unanswered for this long is an error. At a sustained rate a reply takes
+# milliseconds, or a second when a SYN was lost; past the peak the backlog makes every connection
+# wait, and each overloaded step of the search for the peak lasts the step and this.
+REPLY_TIMEOUT_S = 2
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
@@ -58,6 +69,9 @@ def document(kb: int) -> str:
 
 _TOTAL = re.compile(r"Total: connections (\d+) requests (\d+) replies (\d+) test-duration ([\d.]+) s")
 _ERRORS = re.compile(r"Errors: total (\d+)")
+# httperf's two lines of error kinds: which side gave up (the client's file descriptors or ports, or
+# the server's replies not coming within the timeout).
+_ERROR_KINDS = re.compile(r"(client-timo|socket-timo|connrefused|connreset|fd-unavail|addrunavail|ftab-full|other) (\d+)")
 _NET = re.compile(r"Net I/O: ([\d.]+) KB/s")
 _STATUS = re.compile(r"Reply status: 1xx=(\d+) 2xx=(\d+)")
 
@@ -70,7 +84,9 @@ def parse_httperf(text: str) -> dict:
     status = _STATUS.search(text)
     return {"requests": requests, "replies": replies, "seconds": seconds,
             "replies_per_s": round(replies / seconds, 1) if seconds else 0.0,
-            "errors": int(errors.group(1)) if errors else 0, "net_kb_s": float(net.group(1)) if net else None,
+            "errors": int(errors.group(1)) if errors else 0,
+            "error_kinds": {kind: int(n) for kind, n in _ERROR_KINDS.findall(text) if int(n)},
+            "net_kb_s": float(net.group(1)) if net else None,
             "ok_replies": int(status.group(2)) if status else None}
 
 
@@ -83,16 +99,18 @@ def sustained(step: dict, rate: int) -> bool:
 
 
 def next_rate(steps: list[dict], step: int, max_rate: int) -> int | None:
-    """The next rate to offer: the ramp's next step while every step was sustained; after the first
-    that was not, halfway between the highest sustained and the lowest failed rate, until they are
-    within RESOLUTION of each other (the seed's ramp of 100 req/s alone would put the peak of a slow
-    document, 98 req/s at 100 KB, at 0); None when the peak is found or max_rate reached."""
+    """The next rate to offer: twice the last while every step was sustained (max_rate itself once
+    doubling would pass it); after the first that was not, halfway between the highest sustained and
+    the lowest failed rate, until they are within RESOLUTION of each other (a ramp from 100 req/s
+    alone would put the peak of a slow document, 98 req/s at 100 KB, at 0); None when the peak is
+    found or max_rate was sustained."""
     held = [s["rate"] for s in steps if sustained(s, s["rate"])]
     failed = [s["rate"] for s in steps if not sustained(s, s["rate"])]
     best = max(held, default=0)
     if not failed:
-        following = best + step
-        return following if following <= max_rate else None
+        if best >= max_rate:
+            return None
+        return min(2 * best, max_rate) if best else step
     worst = min(failed)
     if worst - best <= max(1, RESOLUTION * worst):
         return None
@@ -105,6 +123,7 @@ class Web(NodeBenchmark):
     name = "web"
     description = "web-serving capacity: nginx on a worker, httperf from the master, by document size"
     programs = ("nginx", "httperf")
+    shortest_timed_s = SHORTEST_STEP_S
 
     def defaults(self) -> dict[str, Any]:
         return {**super().defaults(), "doc_sizes_kb": list(DOC_SIZES_KB), "step": 100, "step_seconds": 10,
@@ -114,6 +133,9 @@ class Web(NodeBenchmark):
         sizes = params.get("doc_sizes_kb")
         if not isinstance(sizes, list) or not sizes or not all(isinstance(kb, int) and kb > 0 for kb in sizes):
             raise SbclabError(f"Document sizes {sizes!r} are not a list of kilobytes.", "Write e.g. 1,4,10,50,70,100.")
+        if params.get("step_seconds", SHORTEST_STEP_S) < SHORTEST_STEP_S:
+            raise SbclabError(f"Steps of {params['step_seconds']} s are too short to tell a sustained rate from the "
+                              "last replies' drain.", f"Give --step-seconds {SHORTEST_STEP_S} or more.")
 
     def expand(self, params, nodes):
         """One run per document size, on the first worker unless a node is named."""
@@ -164,7 +186,8 @@ class Web(NodeBenchmark):
                 while rate is not None:
                     began = time.time()
                     _, out, _ = httperf(["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
-                                         "--rate", str(rate), "--num-conns", str(rate * step_seconds), "--timeout", "5"])
+                                         "--rate", str(rate), "--num-conns", str(rate * step_seconds),
+                                         "--timeout", str(REPLY_TIMEOUT_S)])
                     # Each step's time, so the server's CPU can be read at the peak rate, not over the ramp.
                     figures = {"rate": rate, "start": round(began, 3), "end": round(time.time(), 3), **parse_httperf(out)}
                     steps.append(figures)
