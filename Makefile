@@ -19,7 +19,7 @@ DEMO_STORAGE ?= microsd
 # DEMO_MAX_REPETITIONS times.
 DEMO_RUNTIMES ?= native
 DEMO_WORK ?= 0.1
-DEMO_MAX_REPETITIONS ?= 6
+DEMO_MAX_REPETITIONS ?= 4
 
 .PHONY: setup system-deps python-deps stack demo test test-cgroup2 unit-test bench clean
 

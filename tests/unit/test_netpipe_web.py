@@ -93,6 +93,17 @@ def test_the_ramp_doubles_from_its_step_then_halves_the_gap_to_the_first_failed_
     assert web.next_rate(narrowed + [_step(2900, True)], 100, 5000) is None  # within 5 % of 3000
 
 
+def test_a_search_stops_where_the_server_stalled_after_an_overloaded_step():
+    ramp = [_step(100 * 2**i, True) for i in range(5)] + [_step(3200, False)]
+    # As seen: 22 connections made of 7,200, the rest out of file descriptors behind them.
+    stall = {**_step(2400, False), "requests": 22, "replies": 21, "ok_replies": 21, "replies_per_s": 3.2, "errors": 7179}
+    assert web.stalled(ramp + [stall]) and web.next_rate(ramp + [stall], 100, 5000) is None
+    # A first overloaded step that got nothing back is the search's first failure, not a stall.
+    assert not web.stalled([_step(100, True), {**stall, "rate": 200}])
+    short = {**_step(2400, False), "replies": 20000, "ok_replies": 20000, "replies_per_s": 2000, "errors": 4000}
+    assert not web.stalled(ramp + [short]) and web.next_rate(ramp + [short], 100, 5000) == 2000
+
+
 def test_a_step_too_short_to_outlast_the_replies_drain_is_refused():
     with pytest.raises(SbclabError, match="too short"):
         web.Web().check_parameters({"doc_sizes_kb": [1], "step_seconds": web.SHORTEST_STEP_S - 1})

@@ -33,6 +33,7 @@ RESOLUTION = 0.05  # the peak is found to within this share of the lowest rate t
 # that is 8 %, more than the 5 % a sustained step may fall short, so a 1-s step failed at any rate;
 # over 3 s it is under 3 %.
 SHORTEST_STEP_S = 3
+STALLED = 0.1  # a step answered below this share of its connections, under a rate that failed: a stall
 # httperf's: a request unanswered for this long is an error. At a sustained rate a reply takes
 # milliseconds, or a second when a SYN was lost; past the peak the backlog makes every connection
 # wait, and each overloaded step of the search for the peak lasts the step and this.
@@ -98,6 +99,18 @@ def sustained(step: dict, rate: int) -> bool:
             and step["replies_per_s"] >= SUSTAINED * rate)
 
 
+def stalled(steps: list[dict]) -> bool:
+    """The server stopped answering after an overloaded step: the last step, offered below a rate
+    that already failed, got almost no replies. An emulated node past its peak stayed so for 30-40 s
+    (docs/notes.md), and every further step of the search would measure that, not the peak."""
+    if len(steps) < 2:
+        return False
+    last, failed = steps[-1], [s["rate"] for s in steps[:-1] if not sustained(s, s["rate"])]
+    # Its connections: those answered and those in error (httperf counts a connection it could not
+    # open, out of file descriptors behind the stalled ones, as an error, not a request).
+    return bool(failed) and last["rate"] < min(failed) and last["replies"] < STALLED * (last["replies"] + last["errors"])
+
+
 def next_rate(steps: list[dict], step: int, max_rate: int) -> int | None:
     """The next rate to offer: twice the last while every step was sustained (max_rate itself once
     doubling would pass it); after the first that was not, halfway between the highest sustained and
@@ -112,7 +125,7 @@ def next_rate(steps: list[dict], step: int, max_rate: int) -> int | None:
             return None
         return min(2 * best, max_rate) if best else step
     worst = min(failed)
-    if worst - best <= max(1, RESOLUTION * worst):
+    if worst - best <= max(1, RESOLUTION * worst) or stalled(steps):
         return None
     return (best + worst) // 2
 
@@ -198,7 +211,14 @@ class Web(NodeBenchmark):
                       "net_mbit_s_at_peak": round(peak["net_kb_s"] * 8 * 1024 / 1e6, 2)
                       if peak and peak["net_kb_s"] else None,
                       "steps": steps,
-                      "limited_by": "max rate reached" if peak and peak["rate"] >= max_rate else "replies fell short"}
+                      "limited_by": ("max rate reached" if peak and peak["rate"] >= max_rate
+                                     else "the server stalled after an overloaded step" if stalled(steps)
+                                     else "replies fell short")}
+            # How far above the peak the first rate that failed was: RESOLUTION when the search
+            # narrowed it down, up to twice the peak when it stopped at a stall.
+            failed = [s["rate"] for s in steps if not sustained(s, s["rate"])]
+            if peak and failed:
+                result["peak_known_within"] = round(min(failed) / peak["rate"] - 1, 3)
             if contained:
                 result.update(runtime="container", container=dict(container))
             checks = [Check(name="nginx answered", passed=bool(steps) and steps[0]["replies"] > 0,
