@@ -475,7 +475,8 @@ def test_hajji_tsos_web_capacity_is_judged_on_the_container_over_native_ratio(tm
                 doc = {**raw, "run_id": f"web-{runtime}-{size}-{i}", "workload": "web", "engine": "node",
                        "parameters": {"node": "worker1", "doc_size": size},
                        "result": {"doc_size": size, "peak_rate": round(rate * wobble)},
-                       "cluster": {**raw["cluster"], "board": "rpi2b", "workers": 1, "runtime": runtime}}
+                       "cluster": {**raw["cluster"], "board": "rpi2b", "workers": 1, "runtime": runtime,
+                                   "layout": "desktop-master"}}
                 path = tmp_path / "runs" / f"{doc['run_id']}.json"
                 path.parent.mkdir(exist_ok=True)
                 path.write_text(json.dumps(doc))
