@@ -79,7 +79,7 @@ def _step(rate: int, sustained: bool) -> dict:
             "ok_replies": replies}
 
 
-def test_the_ramp_doubles_from_its_step_then_halves_the_gap_to_the_first_failed_rate():
+def test_the_ramp_doubles_then_rises_by_a_tenth_or_halves_the_gap_to_the_first_failed_rate():
     assert web.next_rate([], 17, 1000) == 17
     assert web.next_rate([_step(17, True)], 17, 1000) == 34
     assert web.next_rate([_step(17, True), _step(34, True)], 17, 50) == 50  # max_rate itself, not past it
@@ -87,21 +87,33 @@ def test_the_ramp_doubles_from_its_step_then_halves_the_gap_to_the_first_failed_
     # 100 KB on a slow link: the first step already fails, so the peak is looked for below it.
     assert web.next_rate([_step(17, False)], 17, 1000) == 8
     ramp = [_step(100 * 2**i, True) for i in range(5)] + [_step(3200, False)]
-    assert web.next_rate(ramp, 100, 5000) == 2400
-    narrowed = ramp + [_step(2400, True), _step(2800, True), _step(3000, False)]
-    assert web.next_rate(narrowed, 100, 5000) == 2900
-    assert web.next_rate(narrowed + [_step(2900, True)], 100, 5000) is None  # within 5 % of 3000
+    assert web.next_rate(ramp, 100, 5000) == 1760  # a tenth above 1600, not halfway (2400)
+    near = ramp + [_step(1760, True), _step(1936, True), _step(2130, True), _step(2343, True), _step(2577, True),
+                   _step(2835, True)]
+    assert web.next_rate(near, 100, 5000) == 3017  # halfway to 3200 is nearer than a tenth up
+    assert web.next_rate(near + [_step(3017, True)], 100, 5000) == 3108
+    assert web.next_rate(near + [_step(3017, True), _step(3108, True)], 100, 5000) is None  # within 5 % of 3200
 
 
-def test_a_search_stops_where_the_server_stalled_after_an_overloaded_step():
-    ramp = [_step(100 * 2**i, True) for i in range(5)] + [_step(3200, False)]
+def _stall(rate: int) -> dict:
     # As seen: 22 connections made of 7,200, the rest out of file descriptors behind them.
-    stall = {**_step(2400, False), "requests": 22, "replies": 21, "ok_replies": 21, "replies_per_s": 3.2, "errors": 7179}
-    assert web.stalled(ramp + [stall]) and web.next_rate(ramp + [stall], 100, 5000) is None
+    return {**_step(rate, False), "requests": 22, "replies": 21, "ok_replies": 21, "replies_per_s": 3.2,
+            "errors": rate * 3 - 21}
+
+
+def test_a_step_in_a_stall_after_an_overload_is_offered_again_and_three_in_a_row_end_the_search():
+    ramp = [_step(100 * 2**i, True) for i in range(5)] + [_step(3200, False)]
+    once = ramp + [_stall(1760)]
+    assert web.stalled(once) == 1 and web.measured(once) == ramp
+    assert web.next_rate(once, 100, 5000) == 1760  # the stalled rate again, once the server answers
+    thrice = once + [_stall(1760), _stall(1760)]
+    assert web.stalled(thrice) == 3 and web.next_rate(thrice, 100, 5000) is None
     # A first overloaded step that got nothing back is the search's first failure, not a stall.
-    assert not web.stalled([_step(100, True), {**stall, "rate": 200}])
+    first = [_step(100, True), _stall(200)]
+    assert web.stalled(first) == 0 and web.next_rate(first, 100, 5000) == 110
+    # An overloaded step that answered much of its load failed on its rate: the peak is below it.
     short = {**_step(2400, False), "replies": 20000, "ok_replies": 20000, "replies_per_s": 2000, "errors": 4000}
-    assert not web.stalled(ramp + [short]) and web.next_rate(ramp + [short], 100, 5000) == 2000
+    assert web.stalled(ramp + [short]) == 0 and web.next_rate(ramp + [short], 100, 5000) == 1760
 
 
 def test_a_step_too_short_to_outlast_the_replies_drain_is_refused():

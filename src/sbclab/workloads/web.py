@@ -34,6 +34,9 @@ RESOLUTION = 0.05  # the peak is found to within this share of the lowest rate t
 # over 3 s it is under 3 %.
 SHORTEST_STEP_S = 3
 STALLED = 0.1  # a step answered below this share of its connections, under a rate that failed: a stall
+MAX_STALLS = 3  # stalls in a row, each waited out, before the search stops where it is
+RECOVERY_S = 90  # the longest a stalled server is waited for
+FINER_STEP = 0.1  # past the first failed rate, the search rises by this share of the highest sustained
 # httperf's: a request unanswered for this long is an error. At a sustained rate a reply takes
 # milliseconds, or a second when a SYN was lost; past the peak the backlog makes every connection
 # wait, and each overloaded step of the search for the peak lasts the step and this.
@@ -99,35 +102,60 @@ def sustained(step: dict, rate: int) -> bool:
             and step["replies_per_s"] >= SUSTAINED * rate)
 
 
-def stalled(steps: list[dict]) -> bool:
-    """The server stopped answering after an overloaded step: the last step, offered below a rate
-    that already failed, got almost no replies. An emulated node past its peak stayed so for 30-40 s
-    (docs/notes.md), and every further step of the search would measure that, not the peak."""
-    if len(steps) < 2:
-        return False
-    last, failed = steps[-1], [s["rate"] for s in steps[:-1] if not sustained(s, s["rate"])]
-    # Its connections: those answered and those in error (httperf counts a connection it could not
-    # open, out of file descriptors behind the stalled ones, as an error, not a request).
-    return bool(failed) and last["rate"] < min(failed) and last["replies"] < STALLED * (last["replies"] + last["errors"])
+def _stall(step: dict, lowest_failed: float) -> bool:
+    """A step offered below a rate that already failed and answered almost none of its connections
+    (those answered and those in error: httperf counts a connection it could not open, out of file
+    descriptors behind the stalled ones, as an error, not a request)."""
+    return (lowest_failed != float("inf") and step["rate"] < lowest_failed
+            and step["replies"] < STALLED * (step["replies"] + step["errors"]))
+
+
+def measured(steps: list[dict]) -> list[dict]:
+    """The steps that measured the server at their rate. Past its peak an emulated node stopped
+    answering for 30-40 s (docs/notes.md): a step in that stall measured the stall, not its rate,
+    and is offered again once the server answers."""
+    kept, lowest_failed = [], float("inf")
+    for step in steps:
+        if sustained(step, step["rate"]):
+            kept.append(step)
+        elif not _stall(step, lowest_failed):
+            kept.append(step)
+            lowest_failed = min(lowest_failed, step["rate"])
+    return kept
+
+
+def stalled(steps: list[dict]) -> int:
+    """How many of the last steps in a row were stalls."""
+    kept = {id(s) for s in measured(steps)}
+    count = 0
+    while count < len(steps) and id(steps[len(steps) - 1 - count]) not in kept:
+        count += 1
+    return count
 
 
 def next_rate(steps: list[dict], step: int, max_rate: int) -> int | None:
     """The next rate to offer: twice the last while every step was sustained (max_rate itself once
-    doubling would pass it); after the first that was not, halfway between the highest sustained and
-    the lowest failed rate, until they are within RESOLUTION of each other (a ramp from 100 req/s
-    alone would put the peak of a slow document, 98 req/s at 100 KB, at 0); None when the peak is
-    found or max_rate was sustained."""
-    held = [s["rate"] for s in steps if sustained(s, s["rate"])]
-    failed = [s["rate"] for s in steps if not sustained(s, s["rate"])]
+    doubling would pass it); after the first that was not, up from the highest sustained rate by
+    FINER_STEP, or halfway to the lowest failed rate where that is nearer, until the two are within
+    RESOLUTION of each other (a ramp from 100 req/s alone would put the peak of a slow document, 98
+    req/s at 100 KB, at 0). Rising in small steps keeps each overloaded step near the peak, where
+    the stall after it is shortest. None when the peak is found, max_rate was sustained or the
+    server stalled MAX_STALLS times in a row."""
+    if stalled(steps) >= MAX_STALLS:
+        return None
+    judged = measured(steps)
+    held = [s["rate"] for s in judged if sustained(s, s["rate"])]
+    failed = [s["rate"] for s in judged if not sustained(s, s["rate"])]
     best = max(held, default=0)
     if not failed:
         if best >= max_rate:
             return None
         return min(2 * best, max_rate) if best else step
     worst = min(failed)
-    if worst - best <= max(1, RESOLUTION * worst) or stalled(steps):
+    if worst - best <= max(1, RESOLUTION * worst):
         return None
-    return (best + worst) // 2
+    halfway = (best + worst) // 2
+    return min(max(best + 1, round(best * (1 + FINER_STEP))), halfway) if best else halfway
 
 
 class Web(NodeBenchmark):
@@ -197,6 +225,8 @@ class Web(NodeBenchmark):
                 _wait_listening(httperf, server.address, log)
                 rate = step
                 while rate is not None:
+                    if stalled(steps):
+                        _wait_recovered(httperf, server.address, uri, step)
                     began = time.time()
                     _, out, _ = httperf(["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
                                          "--rate", str(rate), "--num-conns", str(rate * step_seconds),
@@ -205,18 +235,20 @@ class Web(NodeBenchmark):
                     figures = {"rate": rate, "start": round(began, 3), "end": round(time.time(), 3), **parse_httperf(out)}
                     steps.append(figures)
                     rate = next_rate(steps, step, max_rate)
-            good = [s for s in steps if sustained(s, s["rate"])]
+            judged = measured(steps)
+            good = [s for s in judged if sustained(s, s["rate"])]
             peak = max(good, key=lambda s: s["rate"]) if good else None
             result = {"doc_size": f"{doc_kb}KB", "server": server.name, "peak_rate": peak["rate"] if peak else 0,
                       "net_mbit_s_at_peak": round(peak["net_kb_s"] * 8 * 1024 / 1e6, 2)
                       if peak and peak["net_kb_s"] else None,
                       "steps": steps,
                       "limited_by": ("max rate reached" if peak and peak["rate"] >= max_rate
-                                     else "the server stalled after an overloaded step" if stalled(steps)
-                                     else "replies fell short")}
-            # How far above the peak the first rate that failed was: RESOLUTION when the search
-            # narrowed it down, up to twice the peak when it stopped at a stall.
-            failed = [s["rate"] for s in steps if not sustained(s, s["rate"])]
+                                     else "the server stalled after an overloaded step" if stalled(steps) >= MAX_STALLS
+                                     else "replies fell short"),
+                      "stalled_steps": len(steps) - len(judged)}
+            # How far above the peak the lowest rate that failed was: RESOLUTION when the search
+            # narrowed it down, more when it stopped at a stall.
+            failed = [s["rate"] for s in judged if not sustained(s, s["rate"])]
             if peak and failed:
                 result["peak_known_within"] = round(min(failed) / peak["rate"] - 1, 3)
             if contained:
@@ -230,6 +262,22 @@ class Web(NodeBenchmark):
                                                          "--uri", uri, "--rate", "R"], body)
         attempt.parameters["client"] = client.name
         return attempt
+
+
+def _wait_recovered(httperf: tools.Runner, address: str, uri: str, rate: int) -> None:
+    """Until the server answers a second of the ramp's first rate in full, or RECOVERY_S: a single
+    request got through during a stall, so one is not enough."""
+    deadline = time.monotonic() + RECOVERY_S
+    while time.monotonic() < deadline:
+        _, out, _ = httperf(["httperf", "--server", address, "--port", str(PORT), "--uri", uri, "--rate", str(rate),
+                             "--num-conns", str(rate), "--timeout", "1"])
+        try:
+            burst = parse_httperf(out)
+        except SbclabError:
+            burst = {"requests": 0, "replies": 0, "errors": 1}
+        if burst["errors"] == 0 and burst["requests"] and burst["replies"] >= burst["requests"]:
+            return
+        time.sleep(1)
 
 
 def _wait_listening(httperf: tools.Runner, address: str, log: Path, attempts: int = 50) -> None:
