@@ -693,14 +693,14 @@ def test_some_of_the_seeds_sizes_are_scaled_as_the_whole_table_would_be(monkeypa
     _fixed_host(monkeypatch)
     seed = reproduce.seed("2021")
     whole = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=None, backend="emulated",
-                                 on_boards=False, workers=[1], work=0.2)
+                                 on_boards=False, workers=[2], work=0.2)
     share = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=[500 * 10**6], backend="emulated",
-                                 on_boards=False, workers=[1], work=0.2)
+                                 on_boards=False, workers=[2], work=0.2)
     assert share.sizes == {500 * 10**6: whole.sizes[500 * 10**6]} and len(whole.sizes) == 4
     assert [list(e.sizes) for e in share.experiments] == [[whole.sizes[500 * 10**6]]]
     assert any("the seed's sizes 500 MB only" in n for n in share.notes)
     other = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=[3 * 10**6], backend="emulated",
-                                 on_boards=False, workers=[1])
+                                 on_boards=False, workers=[2])
     assert [list(e.sizes) for e in other.experiments] == [[3 * 10**6]]  # not the seed's: run as given
 
 
@@ -730,3 +730,18 @@ def test_runtimes_choose_the_native_or_container_cells_and_a_web_step_keeps_its_
     container = reproduce.plan_table(seed.tables["table4"], seed, repetitions=1, sizes=None, backend="emulated",
                                      on_boards=False, runtimes=["container"])
     assert not container.experiments and "runs native, not container" in container.refused[0]
+
+
+def test_a_spark_table_whose_input_mapreduce_makes_is_refused_where_no_mapreduce_job_fits(monkeypatch):
+    """The 2021 seed's sizes on one 4 GB worker: an ApplicationMaster of 3072 MB and a task of 2048 MB do
+    not fit its 4096 MB, and Spark's TeraSort reads what Hadoop's TeraGen wrote (a job that would wait
+    for a container for ever)."""
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2021")
+    planned = reproduce.plan_table(seed.tables["table15"], seed, repetitions=1, sizes=None, backend="emulated",
+                                   on_boards=False, workers=[1, 2])
+    assert [list(e.workers) for e in planned.experiments] == [[2]] * len(planned.experiments)
+    assert any("1 workers of rpi4b-4gb: a MapReduce job needs 3072 MB" in r for r in planned.refused)
+    assert plan.needed_engines([("terasort", "spark")]) == ("hadoop", "spark")
+    assert plan.needed_engines([("pi", "spark")]) == ("spark",)
+    assert plan.needed_engines([("sort", "spark")], standalone=True) == ("spark",)  # Spark writes its input there

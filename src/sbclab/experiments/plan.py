@@ -248,7 +248,19 @@ def _native_only_where_no_containers(found: Plan, backend: str, say) -> None:
 
 def _engines(found: Plan, shape) -> tuple[str, ...]:
     """The engines whose jobs the cells of one cluster shape run."""
-    return tuple(sorted({c.engine for c in found.cells if c.shape == shape} & {"hadoop", "spark"}))
+    cells = [c for c in found.cells if c.shape == shape]
+    return needed_engines([(c.workload, c.engine) for c in cells],
+                          standalone=any(c.spark_manager == "standalone" for c in cells))
+
+
+def needed_engines(cells: list[tuple[str, str]], standalone: bool = False) -> tuple[str, ...]:
+    """The engines whose jobs these (workload, engine) cells run, with MapReduce for a workload whose
+    input is made or whose output is checked by MapReduce jobs whichever engine it runs on (on YARN:
+    Spark's standalone manager has Spark make them)."""
+    engines = {engine for _, engine in cells}
+    if not standalone and any(registry.get(w).mapreduce_around for w, engine in cells if engine == "spark"):
+        engines.add("hadoop")
+    return tuple(sorted(engines & {"hadoop", "spark"}))
 
 
 def _board_specs(found: Plan) -> None:

@@ -124,7 +124,9 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
                              master_board=cluster.get("master_board"), master_storage=cluster.get("master_storage"),
                              stack=(raw.get("stacks") or [stack_versions.FIRST])[0])
         if plan.needs_stack(parse(raw)):
-            lifecycle.check(spec, tuple(e for e in raw.get("engines", []) if e in ("hadoop", "spark")))
+            lifecycle.check(spec, plan.needed_engines([(w, e) for w in raw.get("workloads", [])
+                                                       for e in raw.get("engines", [])],
+                                                      standalone=spec.spark_manager == "standalone"))
     except SbclabError as err:
         return err.message
     return None

@@ -132,6 +132,9 @@ class Workload(ABC):
     # The shortest a timed measurement (`seconds`, or a ramp's `step_seconds`) may be cut to by --work
     # and still measure the same quantity.
     shortest_timed_s = 1
+    # Whether MapReduce jobs make its input or check its output whichever engine runs it: a cluster on
+    # which no MapReduce job fits cannot run it on Spark either.
+    mapreduce_around = False
 
     def defaults(self) -> dict[str, Any]:
         return {}

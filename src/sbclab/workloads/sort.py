@@ -51,6 +51,7 @@ class Sort(Workload):
     name = "sort"
     description = "sort RandomWriter's binary records by key"
     footprint_per_input_byte = 4.0
+    mapreduce_around = True  # Hadoop RandomWriter makes its input
 
     def defaults(self) -> dict[str, Any]:
         return {"reducers": None}

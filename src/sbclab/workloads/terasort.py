@@ -134,6 +134,7 @@ class TeraGen(Workload):
 class TeraSort(Workload):
     name = "terasort"
     description = "sort TeraGen's records; validated by TeraValidate"
+    mapreduce_around = True  # Hadoop TeraGen makes its input, TeraValidate checks it
     footprint_per_input_byte = 5.0  # input in HDFS, about 4x intermediate data, the output
 
     def defaults(self) -> dict[str, Any]:
