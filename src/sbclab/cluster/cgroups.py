@@ -1,4 +1,5 @@
-"""Per-node CPU, memory and disk limits through the host's cgroups, v1 or v2.
+"""Per-node CPU, memory and disk limits through the host's cgroups, v1 or v2, and what the kernel
+accounted against the memory limit: the most a node used, and the processes it killed.
 
 cgroup v1 quirk (FACTS.md): a blkio throttle rule on a node's own cgroup misses buffered writes,
 because write-back is issued by kernel threads in the root group. The rule is therefore set on the
@@ -8,6 +9,7 @@ cgroup v2 attributes write-back to the writer, so io.max on the node's cgroup is
 """
 
 import math
+import os
 from pathlib import Path
 
 from ..errors import SbclabError
@@ -138,15 +140,19 @@ class NodeCgroup:
         else:
             _write(ROOT / "memory" / self.relative / "memory.limit_in_bytes", str(memory_bytes))
 
-    def oom_kills(self) -> int:
-        """Processes the kernel killed because the node ran out of memory, since the group was made."""
-        path = ROOT / self.relative / "memory.events" if self.version == 2 else \
-            ROOT / "memory" / self.relative / "memory.oom_control"
+    def oom_kills(self) -> int | None:
+        """Processes the kernel killed because the node ran out of memory, since the group was made;
+        None where the kernel does not count them (v1's memory.oom_control has oom_kill from Linux 4.13)."""
+        path = self.memory_dir() / ("memory.events" if self.version == 2 else "memory.oom_control")
         for line in path.read_text().splitlines():
             key, _, value = line.partition(" ")
             if key == "oom_kill":
                 return int(value)
-        return 0
+        return None
+
+    def memory_peak(self) -> "MemoryPeak":
+        """A watch of the most memory the node uses from when it is started (MemoryPeak.start)."""
+        return MemoryPeak(self.memory_dir(), self.version)
 
     def limit_cpu(self, cpu_cores: float, vcpus: int = 0) -> None:
         """Limit the node to cpu_cores host cores; with vcpus, also split them into that many per-core
@@ -261,6 +267,65 @@ class NodeCgroup:
                         ok = False
                     break
         return ok
+
+
+class MemoryPeak:
+    """The most memory a node's group used, its processes' and its page cache's, from start() to read().
+
+    v1 starts over when 0 is written to memory.max_usage_in_bytes. v2's memory.peak starts over only
+    for the open file it is written to (Linux 6.12+), so the watch keeps that file open until it is
+    read. Where neither can start over (memory.peak of Linux 5.19-6.11 is the group's high since it was
+    made), that high is the run's own only if the run raised it; else, as without the file at all,
+    read() gives None and `why` says what is missing."""
+
+    def __init__(self, group_dir: Path, version: int):
+        self.version = version
+        self.file = group_dir / ("memory.peak" if version == 2 else "memory.max_usage_in_bytes")
+        self._own: int | None = None  # the file descriptor whose peak starts with this watch
+        self._high_before: int | None = None
+        self.why = ""
+
+    def start(self) -> None:
+        if not self.file.exists():
+            self.why = f"this kernel has no {self.file.name} (cgroup v2 has it from Linux 5.19)"
+            return
+        try:
+            if self.version == 2:
+                self._own = os.open(self.file, os.O_RDWR)
+                os.write(self._own, b"reset\n")
+            else:
+                self.file.write_text("0")
+            return
+        except OSError:
+            self.close()
+        try:
+            self._high_before = int(self.file.read_text())
+        except (OSError, ValueError) as err:
+            self.why = f"{self.file.name} could neither start over nor be read ({err})"
+
+    def read(self) -> int | None:
+        """The peak since start(), or None (see `why`); the watch is closed after it."""
+        try:
+            if self._own is not None:
+                return int(os.pread(self._own, 64, 0))
+            if self.why:
+                return None
+            high = int(self.file.read_text())
+            if self._high_before is not None and high <= self._high_before:
+                self.why = (f"{self.file.name} is the group's high since it was made and the run did not pass it; "
+                            "a run's own peak needs Linux 6.12")
+                return None
+            return high
+        except (OSError, ValueError) as err:
+            self.why = f"{self.file.name} could not be read ({err})"
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._own is not None:
+            os.close(self._own)
+            self._own = None
 
 
 def throttle_device(cgroup: NodeCgroup, major_minor: str, read_bps: int, write_bps: int,

@@ -331,6 +331,9 @@ class EmulatedTransport(LocalTransport):
                          "read_iops": node.disk_read_iops, "write_iops": node.disk_write_iops},
             interface={"name": self._veth(node), "peer_side": True})
 
+    def memory_group(self, node: NodeSpec) -> cgroups.NodeCgroup:
+        return cgroups.NodeCgroup(self.spec.name, node.name)
+
     def _loop_device(self, node: NodeSpec) -> str | None:
         image = str(self.node_dir(node) / "disk.img")
         for entry in self.state.of_kind("loop"):

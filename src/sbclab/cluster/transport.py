@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .cgroups import NodeCgroup
 from .spec import ClusterSpec, NodeSpec
 from .state import ClusterState
 
@@ -138,6 +139,11 @@ class Transport(ABC):
     def parts(self, node: NodeSpec) -> NodeParts:
         """What the node is made of, for its sampler."""
         return NodeParts(scope="host")
+
+    def memory_group(self, node: NodeSpec) -> NodeCgroup | None:
+        """The cgroup the node's memory is limited and accounted in; None where it has none of its own
+        (its memory is then the host's or the board's, as its sampler reads it)."""
+        return None
 
     def mpi_networks(self, nodes: list[NodeSpec]) -> MpiNetworks | None:
         """Networks MPI's daemons and ranks keep to; None: OpenMPI's own choice."""
