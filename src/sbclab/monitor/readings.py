@@ -52,6 +52,15 @@ def vmstat_swap(text: str) -> dict[str, int]:
     return {"in_pages": found["pswpin"], "out_pages": found["pswpout"]}
 
 
+def vmstat_oom_kills(text: str) -> int:
+    """Processes the kernel has killed for want of memory since boot (/proc/vmstat oom_kill)."""
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "oom_kill":
+            return int(value)
+    raise ValueError("no oom_kill in /proc/vmstat (the kernel counts OOM kills there from Linux 4.13)")
+
+
 def diskstats(text: str, device: str) -> dict[str, int]:
     """One device's line of /proc/diskstats: bytes read and written, and milliseconds it was busy."""
     for line in text.splitlines():

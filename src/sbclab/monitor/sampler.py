@@ -241,7 +241,11 @@ class Sampler:
             s["memory"] = self._try("memory", lambda: readings.meminfo(_read("/proc/meminfo")))
         # Always the host's paging. On a node with a cgroup its own swap is cgroup_memory["swap"],
         # which series.py prefers; this stays for nodes whose cgroup does not account swap.
-        s["swap"] = self._try("swap", lambda: readings.vmstat_swap(_read("/proc/vmstat")))
+        vmstat = self._try("swap", lambda: _read("/proc/vmstat"))
+        if vmstat is not None:
+            s["swap"] = self._try("swap", lambda: readings.vmstat_swap(vmstat))
+            if not self.cgroup:  # a node's cgroup counts its own kills (monitor/memory.py reads them)
+                s["oom_kills"] = self._try("oom kills", lambda: readings.vmstat_oom_kills(vmstat))
         if t.get("device"):
             s["disk"] = self._try("disk", lambda: readings.diskstats(_read("/proc/diskstats"), t["device"]))
         if t.get("interface"):
