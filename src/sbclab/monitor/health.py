@@ -6,12 +6,14 @@ A run is flagged when, within its window, any node
 - went above its board's soft temperature limit (these two on boards only: an emulated node's
   clock and sensors are the host's, which say nothing about the board),
 - swapped (on a node with a cgroup, the cgroup's own swap; the host's paging only where the
-  cgroup accounts no swap, and the flag then says it was the host), or
+  cgroup accounts no swap, and the flag then says it was the host),
+- had a process killed by the kernel for want of memory (memory.py counts them), or
 - disappeared: its sampler stopped answering (a gap) or ended before the run did.
 Each flag names the node, what happened and when.
 """
 
 from .. import profiles
+from ..units import format_size
 from .readings import throttle_reasons
 from .series import has_node_swap
 
@@ -77,6 +79,19 @@ def node_flags(name: str, rows: list[dict], gaps: list[dict], samples: list[dict
         flags.append({"node": name, "kind": "disappeared", "at": last or start,
                       "detail": "no samples" if last is None else f"its samples end {end - last:.1f} s before the run"})
     return flags
+
+
+def oom_killed(name: str, kills: int, at: float, limit_bytes: int | None, host: bool) -> dict:
+    """A node whose processes the kernel killed for want of memory: a daemon or task lost mid-run, so
+    the time measures a run that was retried or crippled. `host`: the nodes share this host's kernel,
+    whose kills may have hit any of them (or something else on the host)."""
+    processes = f"{kills} process{'es' if kills != 1 else ''}"
+    if host:
+        detail = f"this host's kernel killed {processes} for want of memory during the run (the nodes share it)"
+    else:
+        limit = f" (its limit {format_size(limit_bytes)})" if limit_bytes else ""
+        detail = f"the kernel killed {processes} of {name} for want of memory during the run{limit}"
+    return {"node": name, "kind": "oom_kill", "at": at, "detail": detail}
 
 
 def tasks_by_worker(by_host: dict[str, int], spec) -> dict[str, int]:

@@ -1,5 +1,6 @@
 """From a raw recording to what a run document holds: per-node figures over the job's window,
-phases, intermediate data, power and energy, health flags — and the time series stored beside it."""
+phases, intermediate data, power and energy, memory against its limit, health flags — and the time
+series stored beside it."""
 
 import math
 from typing import Any
@@ -8,7 +9,7 @@ import numpy
 
 from ..cluster.spec import ClusterSpec
 from ..results.measurements import ClusterPower, Flag, Intermediate, Measurements, NodeFigures, PowerFigures
-from . import health, intermediate, power, series
+from . import health, intermediate, memory, power, series
 from .recorder import RawRecording
 from .settings import CLUSTER_METER
 
@@ -173,7 +174,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
     """The run's measurements over its window [start, end], and the series document to store."""
     notes = list(notes or [])
     idle_watts = idle_watts or {}
-    nodes, per_power, intervals, flags, stored, rows_of = {}, {}, {}, [], {}, {}
+    nodes, per_power, intervals, flags, stored, rows_of, per_memory = {}, {}, {}, [], {}, {}, {}
     for name, recorded in raw.nodes.items():
         target = recorded["target"]
         rows, gaps = series.build(recorded["samples"], target, raw.interval_s)
@@ -207,6 +208,10 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
             notes += [f"{name}: {n}" for n in result.notes]
         hosted = raw.emulated or target.get("scope") == "host"  # clock and sensors are not a board's
         flags += health.node_flags(name, rows, gaps, recorded["samples"], node_spec.board, hosted, start, end)
+        per_memory[name], first_kill = memory.node_memory(raw.memory.get(name), recorded, nodes[name])
+        if per_memory[name].oom_kills:
+            flags.append(health.oom_killed(name, per_memory[name].oom_kills, first_kill or end,
+                                           per_memory[name].limit_bytes, host=target.get("scope") == "host"))
         stored[name] = {"scope": target.get("scope"), "columns": {c: [r.get(c) for r in rows] for c in SERIES_COLUMNS},
                         "gaps": gaps, "restarts": recorded["restarts"],
                         "power_source": per_power[name].source if name in per_power else None,
@@ -247,7 +252,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
         intermediate=Intermediate(**inter) if inter else None, power=per_power,
         cluster_power=(_metered(metered) if metered is not None else
                        _cluster_power(per_power, intervals, start, end, raw.interval_s) if per_power else None),
-        flags=[Flag(**f) for f in flags], notes=notes, tasks_by_worker=ran)
+        flags=[Flag(**f) for f in flags], notes=notes, tasks_by_worker=ran, memory=per_memory)
     document = {"run_id": raw.run_id, "interval_s": raw.interval_s, "emulated": raw.emulated,
                 "window": measurements.window, "columns": list(SERIES_COLUMNS), "nodes": stored,
                 "marks": raw.marks, "phases": phases, "clock_offsets": raw.clock_offsets,

@@ -8,6 +8,8 @@ byte counters are read at the same moments, which is how HDFS input and output a
 from intermediate data (intermediate.py).
 
 A sampler that dies is started again at the next mark and the gap is recorded, never filled in.
+Where a node has a cgroup of its own, its peak memory and OOM kills are read from it when the
+recording starts and stops (memory.py).
 """
 
 import threading
@@ -23,6 +25,7 @@ from ..cluster import nodeops
 from ..cluster.transport import Transport
 from ..errors import SbclabError
 from . import exporter, sampling
+from .memory import MemoryWatch
 from .power import Poller
 from .settings import CLUSTER_METER, MonitorSettings
 
@@ -50,6 +53,8 @@ class RawRecording:
     power: dict[str, dict[str, Any]]  # name -> {"spec": as recorded, "polled": what its poller on this host kept}
     commands: list[dict[str, Any]]
     emulated: bool
+    # name -> what its cgroup accounted from start to stop (memory.py); nodes without one are not in it
+    memory: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def files(self) -> dict[str, Path]:
         return {f"samples/{name}.jsonl": Path(n["file"]) for name, n in self.nodes.items()}
@@ -85,6 +90,7 @@ class Recorder:
         self.power_notes: dict[str, str] = {}
         self.offsets: dict = {}
         self.metrics: exporter.RunMetrics | None = None
+        self.memory = MemoryWatch(transport)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -114,6 +120,8 @@ class Recorder:
         if failed:
             self.abandon()
             raise failed[0]
+        # After the samplers: an emulated node's sampler is in its cgroup, and its memory is the run's too.
+        self.memory.start()
         self._datanode_snapshot("start")
         self._wait_for_first_samples()
         if self.metrics is not None:
@@ -134,6 +142,7 @@ class Recorder:
     def stop(self) -> RawRecording:
         time.sleep(self.settings.margin_s)
         self._unwatched()
+        memory = self.memory.stop()
         cost = _each(self.samplers, _stop)
         power = {}
         for poller in self.pollers.values():
@@ -157,11 +166,12 @@ class Recorder:
                                    "sampler_cpu_pct": cost.get(sampler.name)}
         return RawRecording(run_id=self.run_id, interval_s=self.interval, nodes=nodes, marks=self.marks,
                             datanodes=self.datanodes, clock_offsets=self.offsets, power=power,
-                            commands=self.commands, emulated=self.transport.name == "emulated")
+                            commands=self.commands, emulated=self.transport.name == "emulated", memory=memory)
 
     def abandon(self) -> None:
         """Stop everything without collecting (the run failed in a way that stores nothing)."""
         self._unwatched()
+        self.memory.abandon()
         _each(self.samplers, lambda s: s.handle.stop())
         for poller in self.pollers.values():
             poller.stop()

@@ -16,7 +16,7 @@ class _Part(BaseModel):
 
 class Flag(_Part):
     node: str
-    kind: Literal["throttled", "clock", "temperature", "swap", "disappeared", "idle_worker"]
+    kind: Literal["throttled", "clock", "temperature", "swap", "disappeared", "idle_worker", "oom_kill"]
     at: float
     detail: str
 
@@ -51,6 +51,28 @@ class NodeFigures(_Part):
     gaps: list[dict[str, float]] = []
     sampler_errors: dict[str, str] = {}
     sampler_cpu_pct: float | None = None  # the sampler's own CPU use, % of one (host) core
+
+
+class NodeMemory(_Part):
+    """One node's memory from the recording's start to its end, against the limit it was given.
+
+    `peak_source` "cgroup": the kernel's own high of the node's cgroup (its processes and page cache);
+    "sampled": the samplers' highest used memory (an emulated node's resident memory, without its page
+    cache; a board's or host's MemTotal less MemAvailable), which can miss a peak between samples.
+    A figure that could not be had is None, and `notes` say why."""
+
+    limit_bytes: int | None = None
+    peak_bytes: int | None = None
+    peak_source: Literal["cgroup", "sampled"] | None = None
+    oom_kills: int | None = None  # processes the kernel killed for want of memory during the recording
+    notes: list[str] = []
+
+    @property
+    def peak_share(self) -> float | None:
+        """Peak ÷ limit."""
+        if self.peak_bytes is None or not self.limit_bytes:
+            return None
+        return self.peak_bytes / self.limit_bytes
 
 
 class PowerFigures(_Part):
@@ -104,6 +126,8 @@ class Measurements(_Part):
     idle_baseline: dict[str, Any] | None = None
     # The engine's tasks that succeeded on each worker (JobHistory task attempts, Spark task ends).
     tasks_by_worker: dict[str, int] = {}
+    # Per node; empty in runs stored before it was recorded.
+    memory: dict[str, NodeMemory] = {}
 
     @property
     def flagged(self) -> bool:

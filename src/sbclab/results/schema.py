@@ -12,6 +12,8 @@ SCHEMA_VERSION = 3
 # 2: `measurements` (per-node time series summary, phases, intermediate data, power, health flags).
 # 3: engines `node` (a tool run on nodes: sysbench, fio, iperf3, stress-ng, nginx/httperf, NetPIPE TCP)
 #    and `mpi` (HPL, NetPIPE over MPI) beside Hadoop and Spark; older documents are valid as they are.
+#    Later, without a new version (older documents lack them and stay valid): measurements `memory`
+#    (each node's peak against its limit, OOM kills) and the health flag `oom_kill`.
 # What runs a workload: the two big-data engines, a tool on the nodes, an MPI program.
 BIG_DATA_ENGINES = ("hadoop", "spark")
 ENGINES = (*BIG_DATA_ENGINES, "node", "mpi")
@@ -143,7 +145,7 @@ class RunRecord(BaseModel):
 
     @property
     def flagged(self) -> bool:
-        """A health flag was raised during the run (throttling, slow clock, heat, swap, a lost node)."""
+        """A health flag was raised during the run (throttling, slow clock, heat, swap, an OOM kill, a lost node)."""
         return bool(self.measurements and self.measurements.flagged)
 
     @property
