@@ -10,6 +10,7 @@ import pytest
 from sbclab.errors import SbclabError
 from sbclab.report import build, html, plots, tables
 from sbclab.analysis import query
+from sbclab.results import summary
 from sbclab.results.store import load_runs
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
@@ -149,6 +150,34 @@ def test_the_warnings_name_the_node_whose_power_source_failed_and_why(results, t
     written = html.write(report, tmp_path / "out")
     assert "http://10.0.0.7/status" in written["markdown"].read_text()
     assert "http://10.0.0.7/status" in written["html"].read_text()
+
+
+def test_a_run_with_an_oom_kill_shows_each_nodes_memory_and_is_excluded_naming_the_node(results, tmp_path):
+    path = next((results / "runs").glob("*terasort*.json"))
+    doc = json.loads(path.read_text())
+    limit = doc["cluster"]["nodes"][1]["memory_bytes"]
+    m = doc["measurements"]
+    m["memory"] = {"master": {"limit_bytes": limit, "peak_bytes": limit // 4, "peak_source": "cgroup", "oom_kills": 0},
+                   "worker1": {"limit_bytes": limit, "peak_bytes": limit, "peak_source": "cgroup", "oom_kills": 2},
+                   "worker2": {"limit_bytes": limit, "peak_bytes": limit // 2, "peak_source": "sampled", "oom_kills": 0,
+                               "notes": ["no peak from its cgroup: this kernel has no memory.peak"]}}
+    m["flags"] = [{"node": "worker1", "kind": "oom_kill", "at": m["window"]["end"],
+                   "detail": "the kernel killed 2 processes of worker1 for want of memory during the run"}]
+    path.write_text(json.dumps(doc))
+    report = build.build(results)
+    [excluded] = [why for run, why in report.excluded if run.run_id == doc["run_id"]]
+    assert "worker1 oom_kill" in excluded and "killed 2 processes of worker1" in excluded
+    [row] = [r for r in tables.run_rows(report) if r["run_id"] == doc["run_id"]]
+    assert row["status"] == "flagged" and row["oom_kills"] == 2
+    assert "worker1 7.71 GB / 7.71 GB (100%), 2 OOM kills" in row["memory"]
+    assert row["memory"].endswith("; worker2 3.85 GB / 7.71 GB (50%), sampled")
+    assert "2 OOM kills" in html.write(report, tmp_path / "out")["html"].read_text()
+    [shown] = [r for r in load_runs(results) if r.run_id == doc["run_id"]]
+    assert "oom_kill (worker1)" in summary._health(shown)
+    assert any("memory against each node's limit" in str(t.title) for t in summary.measurement_tables(shown))
+    assert "worker2 memory: no peak from its cgroup: this kernel has no memory.peak" in summary.measurement_notes(shown)
+    # Runs stored before memory was recorded show none, and are not flagged for it.
+    assert all(r["memory"] == "" and r["oom_kills"] is None for r in tables.run_rows(report) if r["run_id"] != doc["run_id"])
 
 
 def test_the_ideal_speedup_starts_at_the_fewest_workers_measured():

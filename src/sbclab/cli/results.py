@@ -37,7 +37,7 @@ def results_summary(results_dir):
 @RESULTS_DIR
 @click.argument("run_id")
 def results_show(results_dir, run_id):
-    """One run's measurements: per-node figures, intermediate data, phases, power, health flags."""
+    """One run's measurements: per-node figures, memory against its limit, intermediate data, phases, power, health flags."""
     found = ResultsStore(results_dir).runs_matching({run_id})
     if not found:
         raise SbclabError(f"No run {run_id} in {results_dir}.", f"See 'sbclab results summary {results_dir}' for run ids.")

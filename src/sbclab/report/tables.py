@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import atomic
 from ..analysis.cells import status
 from ..results.schema import SPARK_STAGE_GROUP
+from ..results.summary import memory_line
 from ..units import format_size
 from . import nodes
 from .build import Report
@@ -72,6 +73,8 @@ def run_rows(report: Report) -> list[dict]:
             "power_sources": " ".join(f"{n}={s}" for n, s in sorted(m.cluster_power.sources.items())) if m and m.cluster_power else None,
             "verdict": v.label, "verdict_sentence": v.sentence,
             "flags": "; ".join(f"{f.node} {f.kind} at {f.at:.0f} s" for f in m.flags) if m else "",
+            "memory": memory_line(m) if m else "",
+            "oom_kills": sum(n.oom_kills or 0 for n in m.memory.values()) if m and m.memory else None,
             "emulated": run.cluster.emulated, "scale_factor": run.scale.factor if run.cluster.emulated else None,
             "command": " ".join(run.command), "started_at": run.started_at.isoformat(),
         })

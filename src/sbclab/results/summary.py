@@ -3,6 +3,7 @@
 from rich.table import Table
 
 from ..units import format_size
+from .measurements import Measurements, NodeMemory
 from .schema import SPARK_STAGE_GROUP, RunRecord
 
 
@@ -117,6 +118,36 @@ def stage_table(run: RunRecord) -> Table | None:
     return shown
 
 
+def _peak_of_limit(memory: NodeMemory) -> str:
+    share = memory.peak_share
+    return f"{_bytes(memory.peak_bytes)} / {_bytes(memory.limit_bytes)}" + (f" ({share:.0%})" if share is not None else "")
+
+
+def memory_line(m: Measurements) -> str:
+    """Each node's peak memory against its limit and its OOM kills, in one line; empty for runs
+    stored before memory was recorded."""
+    parts = []
+    for name, memory in m.memory.items():
+        sampled = ", sampled" if memory.peak_source == "sampled" else ""
+        kills = (", OOM kills unknown" if memory.oom_kills is None else "" if not memory.oom_kills else
+                 f", {memory.oom_kills} OOM kill{'s' if memory.oom_kills != 1 else ''}")
+        parts.append(f"{name} {_peak_of_limit(memory)}{sampled}{kills}")
+    return "; ".join(parts)
+
+
+def _memory_table(run: RunRecord, m: Measurements) -> Table:
+    shown = Table(title=f"{run.run_id}: memory against each node's limit", title_justify="left")
+    for column in ("node", "limit", "peak", "of limit", "peak from", "OOM kills"):
+        shown.add_column(column)
+    for name, memory in m.memory.items():
+        share = memory.peak_share
+        kills = "unknown" if memory.oom_kills is None else str(memory.oom_kills)
+        shown.add_row(name, _bytes(memory.limit_bytes), _bytes(memory.peak_bytes),
+                      "-" if share is None else f"{share:.0%}", memory.peak_source or "-",
+                      f"[red]{kills}[/red]" if memory.oom_kills else kills)
+    return shown
+
+
 def measurement_tables(run: RunRecord) -> list[Table]:
     """One run's measurements: per node, intermediate data, phases; read from its document alone."""
     m = run.measurements
@@ -140,6 +171,8 @@ def measurement_tables(run: RunRecord) -> list[Table]:
             f"{_num(p.avg_w, '{:.2f}')} / {_num(p.peak_w, '{:.2f}')}" if p else "-",
             _num(p.idle_w, "{:.2f}") if p else "-", _num(n.sampler_cpu_pct, "{:.2f}"))
     tables = [nodes]
+    if m.memory:
+        tables.append(_memory_table(run, m))
     inter = m.intermediate
     if inter:
         t = Table(title="Intermediate data (beyond input and output)", title_justify="left")
@@ -170,6 +203,7 @@ def measurement_notes(run: RunRecord) -> list[str]:
         return ["not sampled (run with sampling on to get series, power and health flags)"]
     notes = [f"flag: {f.node} {f.kind} at +{f.at - m.window['start']:.1f} s: {f.detail}" for f in m.flags]
     notes += [f"{name}: {note}" for name, p in m.power.items() for note in p.notes]
+    notes += [f"{name} memory: {note}" for name, memory in m.memory.items() for note in memory.notes]
     notes += list(m.notes) + (m.intermediate.notes if m.intermediate else [])
     if m.cluster_power and m.cluster_power.energy_j is not None:
         c = m.cluster_power
