@@ -54,12 +54,13 @@ class NodeFigures(_Part):
 
 
 class NodeMemory(_Part):
-    """One node's memory from the recording's start to its end, against the limit it was given.
+    """One node's memory during a run, against the limit it was given.
 
-    `peak_source` "cgroup": the kernel's own high of the node's cgroup (its processes and page cache);
-    "sampled": the samplers' highest used memory (an emulated node's resident memory, without its page
-    cache; a board's or host's MemTotal less MemAvailable), which can miss a peak between samples.
-    A figure that could not be had is None, and `notes` say why."""
+    `peak_source` "cgroup": the kernel's own high of the node's cgroup (its processes and page cache)
+    from the samplers' start to their stop; "sampled": the samplers' highest used memory over the job
+    (an emulated node's resident memory, without its page cache; a board's or host's MemTotal less
+    MemAvailable), which can miss a peak between samples. A figure that could not be had is None, and
+    `notes` say why."""
 
     limit_bytes: int | None = None
     peak_bytes: int | None = None
