@@ -225,14 +225,20 @@ class Web(NodeBenchmark):
                 _wait_listening(httperf, server.address, log)
                 rate = step
                 while rate is not None:
-                    if stalled(steps):
-                        _wait_recovered(httperf, server.address, uri, step)
+                    waited = None
+                    if steps and not sustained(steps[-1], steps[-1]["rate"]):
+                        # Past its peak the node answered a trickle and none of a thousand a second
+                        # for 30-40 s: the next rate is offered once it answers the highest rate it held.
+                        held = [s["rate"] for s in measured(steps) if sustained(s, s["rate"])]
+                        waited = _wait_recovered(httperf, server.address, uri, max(held, default=1))
                     began = time.time()
                     _, out, _ = httperf(["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
                                          "--rate", str(rate), "--num-conns", str(rate * step_seconds),
                                          "--timeout", str(REPLY_TIMEOUT_S)])
                     # Each step's time, so the server's CPU can be read at the peak rate, not over the ramp.
                     figures = {"rate": rate, "start": round(began, 3), "end": round(time.time(), 3), **parse_httperf(out)}
+                    if waited is not None:
+                        figures["waited_for_server_s"] = waited
                     steps.append(figures)
                     rate = next_rate(steps, step, max_rate)
             judged = measured(steps)
@@ -264,10 +270,11 @@ class Web(NodeBenchmark):
         return attempt
 
 
-def _wait_recovered(httperf: tools.Runner, address: str, uri: str, rate: int) -> None:
-    """Until the server answers a second of the ramp's first rate in full, or RECOVERY_S: a single
-    request got through during a stall, so one is not enough."""
-    deadline = time.monotonic() + RECOVERY_S
+def _wait_recovered(httperf: tools.Runner, address: str, uri: str, rate: int) -> float:
+    """Until the server answers a second of `rate` in full, or RECOVERY_S: during a stall single
+    requests and a trickle of 32 a second got through while a thousand a second got none."""
+    began = time.monotonic()
+    deadline = began + RECOVERY_S
     while time.monotonic() < deadline:
         _, out, _ = httperf(["httperf", "--server", address, "--port", str(PORT), "--uri", uri, "--rate", str(rate),
                              "--num-conns", str(rate), "--timeout", "1"])
@@ -276,8 +283,9 @@ def _wait_recovered(httperf: tools.Runner, address: str, uri: str, rate: int) ->
         except SbclabError:
             burst = {"requests": 0, "replies": 0, "errors": 1}
         if burst["errors"] == 0 and burst["requests"] and burst["replies"] >= burst["requests"]:
-            return
+            break
         time.sleep(1)
+    return round(time.monotonic() - began, 1)
 
 
 def _wait_listening(httperf: tools.Runner, address: str, log: Path, attempts: int = 50) -> None:
