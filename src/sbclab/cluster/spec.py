@@ -255,7 +255,9 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
         factor = scale_factor
     board_memory = [int(k.ram_gib * 2**30) for k, _ in kinds]
     memory_fits = min(1.0, (have_memory - HOST_RESERVED_BYTES) / sum(board_memory))
-    if memory_factor is not None and not 0 < memory_factor <= memory_fits:
+    # A factor given back from a stored scale (an experiment's one memory factor) is rounded as
+    # Scale stores it, so it may exceed the factor it was rounded from by its last digit.
+    if memory_factor is not None and not 0 < memory_factor <= round(memory_fits, 6):
         raise SbclabError(f"A memory factor of {memory_factor:g} is more than this host can give "
                           f"{shape} (at most {memory_fits:.4g}).", "Give fewer workers.")
     memory_factor = memory_factor if memory_factor is not None else memory_fits
