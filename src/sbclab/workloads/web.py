@@ -41,6 +41,11 @@ FINER_STEP = 0.1  # past the first failed rate, the search rises by this share o
 # milliseconds, or a second when a SYN was lost; past the peak the backlog makes every connection
 # wait, and each overloaded step of the search for the peak lasts the step and this.
 REPLY_TIMEOUT_S = 2
+# httperf binds each connection's port itself (--hog, "a good idea for serious testing", its manual
+# says): left to the kernel, connect() takes the even ephemeral ports first and, once all 14,000 are in
+# TIME_WAIT (a minute; the search's steps open that many in seconds), hunts the odd ones for each new
+# connection, and the client opened about 25 a second: the "stall" after an overloaded step was the
+# client's, not the server's (docs/notes.md).
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
@@ -232,7 +237,7 @@ class Web(NodeBenchmark):
                         held = [s["rate"] for s in measured(steps) if sustained(s, s["rate"])]
                         waited = _wait_recovered(httperf, server.address, uri, max(held, default=1))
                     began = time.time()
-                    _, out, _ = httperf(["httperf", "--server", server.address, "--port", str(PORT), "--uri", uri,
+                    _, out, _ = httperf(["httperf", "--hog", "--server", server.address, "--port", str(PORT), "--uri", uri,
                                          "--rate", str(rate), "--num-conns", str(rate * step_seconds),
                                          "--timeout", str(REPLY_TIMEOUT_S)])
                     # Each step's time, so the server's CPU can be read at the peak rate, not over the ramp.
@@ -264,7 +269,7 @@ class Web(NodeBenchmark):
                       Check(name="a sustained rate found", passed=peak is not None,
                             detail=f"peak {result['peak_rate']} req/s" if peak else f"not even {step} req/s")]
             return result, checks
-        attempt = timed(ctx, run_id, self.name, server, ["httperf", "--server", server.address, "--port", str(PORT),
+        attempt = timed(ctx, run_id, self.name, server, ["httperf", "--hog", "--server", server.address, "--port", str(PORT),
                                                          "--uri", uri, "--rate", "R"], body)
         attempt.parameters["client"] = client.name
         return attempt
@@ -276,7 +281,7 @@ def _wait_recovered(httperf: tools.Runner, address: str, uri: str, rate: int) ->
     began = time.monotonic()
     deadline = began + RECOVERY_S
     while time.monotonic() < deadline:
-        _, out, _ = httperf(["httperf", "--server", address, "--port", str(PORT), "--uri", uri, "--rate", str(rate),
+        _, out, _ = httperf(["httperf", "--hog", "--server", address, "--port", str(PORT), "--uri", uri, "--rate", str(rate),
                              "--num-conns", str(rate), "--timeout", "1"])
         try:
             burst = parse_httperf(out)
