@@ -17,6 +17,7 @@ from sbclab.cluster import containers, nodes, tools
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.stack import lifecycle
+from sbclab.workloads.web import SHORTEST_STEP_S
 
 from .conftest import MECHANICS_BOARD, NOTHING, OVERSUBSCRIBED, leaked, measure, remove_if_left, runner, small_spec
 
@@ -38,7 +39,7 @@ def image():
 
 
 def web_cell(name: str, subnet: str, runtime: str, results: ResultsStore):
-    """One web-capacity cell (1 KB, three 2-second steps at most) on bare nodes of that runtime."""
+    """One web-capacity cell (1 KB, three of the shortest steps at most) on bare nodes of that runtime."""
     remove_if_left(name)
     spec = small_spec(name, subnet=subnet, **SHAPE).model_copy(update={"runtime": runtime})
     with nodes.bare(spec) as transport:
@@ -46,7 +47,7 @@ def web_cell(name: str, subnet: str, runtime: str, results: ResultsStore):
         web = workloads.get("web")
         done = runner(cluster, results, SETTINGS).measure(
             web, "node", web.parameters(None, {"node": "worker1", "doc_size": "1KB",
-                                              "step": round(100 / spec.scale.factor), "step_seconds": 2,
+                                              "step": round(100 / spec.scale.factor), "step_seconds": SHORTEST_STEP_S,
                                               "max_rate": 300}))
     return results.runs_matching({done.run_id})[0]
 

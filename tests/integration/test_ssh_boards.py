@@ -27,6 +27,7 @@ from sbclab.stack import deploy, distribution
 from sbclab.stack.distribution import Distribution
 from sbclab.stack.versions import STACKS
 from sbclab.stack.record import StackRecord
+from sbclab.workloads import web
 
 from .conftest import NOTHING, leaked, mechanics_spec, reachable, remove_if_left
 
@@ -436,13 +437,14 @@ def test_a_firmware_knob_is_refused_on_boards_that_are_no_pi5(boards, tmp_path):
 
 
 def _micro_on_the_boards(boards, tmp_path, name: str, *options: str):
-    """`sbclab micro` on the test boards' inventory, on worker1, in short steps: (its result, its results folder)."""
+    """`sbclab micro` on the test boards' inventory, on worker1, in the shortest steps: (its result, its results folder)."""
     _inventory_file(boards, tmp_path / "hosts.yml")
     known = _known_hosts(boards, tmp_path / "kh")
     results = tmp_path / "results"
     done = CliRunner().invoke(cli.main_group, [
         "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", name,
-        "--node", "worker1", *options, "--step-seconds", "1", "--max-rate", "200", "--idle-baseline", "0",
+        "--node", "worker1", *options, "--step-seconds", str(web.SHORTEST_STEP_S), "--max-rate", "200",
+        "--idle-baseline", "0",
         "--results", str(results)])
     return done, results
 

@@ -41,6 +41,13 @@ FINER_STEP = 0.1  # past the first failed rate, the search rises by this share o
 # milliseconds, or a second when a SYN was lost; past the peak the backlog makes every connection
 # wait, and each overloaded step of the search for the peak lasts the step and this.
 REPLY_TIMEOUT_S = 2
+# The client's ports: Linux's connect() takes the even ephemeral ports first and, once all 14,000 are
+# in TIME_WAIT (a minute; the search's steps open that many in seconds), hunts the odd ones for each
+# new connection, and the client opened about 25 a second: the "stall" after an overloaded step was the
+# client's (docs/notes.md). httperf's own --hog binds ports itself and waits as long once they are all
+# in TIME_WAIT. An emulated client node reuses TIME_WAIT ports for new connections, as load
+# generators are set up to, over the whole port range; the node's namespace goes with the cluster.
+CLIENT_SYSCTLS = {"net.ipv4.tcp_tw_reuse": "1", "net.ipv4.ip_local_port_range": "1024 65535"}
 
 
 def nginx_conf(root: Path, docs: Path, address: str, workers: int, user: str) -> str:
@@ -202,6 +209,8 @@ class Web(NodeBenchmark):
                                                               profiles.board(server.board).cores,
                                                               transport.user(server))})
         httperf = tools.on_node(transport, client, timeout_s=step_seconds * 10 + 60)
+        client_ports = _client_ports(httperf) if ctx.spec.backend == "emulated" else \
+            "the board's own: above about 470 connections a second its TIME_WAIT ports may limit the rate"
         uri = f"/doc-{doc_kb}k.html"
         nginx = ["nginx", "-c", str(root / "nginx.conf"), "-p", str(root)]
         log = ctx.cluster.state.root / "web" / server.name / "nginx.log"
@@ -251,7 +260,7 @@ class Web(NodeBenchmark):
                       "limited_by": ("max rate reached" if peak and peak["rate"] >= max_rate
                                      else "the server stalled after an overloaded step" if stalled(steps) >= MAX_STALLS
                                      else "replies fell short"),
-                      "stalled_steps": len(steps) - len(judged)}
+                      "stalled_steps": len(steps) - len(judged), "client_ports": client_ports}
             # How far above the peak the lowest rate that failed was: RESOLUTION when the search
             # narrowed it down, more when it stopped at a stall.
             failed = [s["rate"] for s in judged if not sustained(s, s["rate"])]
@@ -268,6 +277,15 @@ class Web(NodeBenchmark):
                                                          "--uri", uri, "--rate", "R"], body)
         attempt.parameters["client"] = client.name
         return attempt
+
+
+def _client_ports(on_client: tools.Runner) -> str:
+    """Set the client node's TIME_WAIT reuse and port range; what it has, said."""
+    for key, value in CLIENT_SYSCTLS.items():
+        status, _, err = on_client(["sysctl", "-q", "-w", f"{key}={value}"])
+        if status != 0:
+            return f"the node's own ({key} could not be set: {err.strip()[:120]})"
+    return "TIME_WAIT reused, ports 1024-65535"
 
 
 def _wait_recovered(httperf: tools.Runner, address: str, uri: str, rate: int) -> float:
