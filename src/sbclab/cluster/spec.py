@@ -9,7 +9,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import profiles
 from ..earlier import FIRST_STACK
@@ -100,6 +100,9 @@ class ClusterSpec(BaseModel):
     # (file, property, value) the stack sets over its preset, as strings this layer only carries:
     # an experiment's own settings, or the HDFS block size a scaled-down reproduction scales too.
     settings: tuple[tuple[str, str, str], ...] = ()
+    # The share of the seed's data each task holds, where a reproduction scaled it (with the HDFS
+    # block, so the task count stays): the buffers a task fills follow it (stack/buffers.py).
+    data_scale: float = Field(1.0, gt=0, le=1)
     # What runs Spark's executors: YARN's NodeManagers, or Spark's own standalone master and workers
     # (Hajji & Tso's cluster: HDFS and Spark, no YARN).
     spark_manager: Literal["yarn", "standalone"] = "yarn"

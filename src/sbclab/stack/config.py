@@ -6,7 +6,8 @@ Three layers, later ones winning:
 2. sizing from the node's board (sizing.py), so containers never overcommit the board;
 3. the preset's overrides (presets.py), the cluster's knobs and the experiment's own settings.
 Last, on a node given only a share of its board's RAM, the heaps of what runs in those containers
-shrink to fit it (heaps.py), whatever layer sized the containers.
+shrink to fit it (heaps.py), whatever layer sized the containers, and where each task holds a share of
+the seed's data, the buffers it fills shrink with that share (buffers.py).
 The rendered values are returned too, so every run can record the configuration it ran under.
 """
 
@@ -18,7 +19,7 @@ from xml.sax.saxutils import escape
 
 from ..cluster.spec import ClusterSpec, NodeSpec
 from ..errors import SbclabError
-from . import heaps, presets, sizing
+from . import buffers, heaps, presets, sizing
 from .distribution import Distribution
 
 # Hadoop's YARN web apps (Guice/cglib) reflect into java.lang, closed by default since Java 16.
@@ -188,12 +189,16 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         values[file][name] = value
     spark = values["spark-defaults"]
     if spec.spark_manager == "yarn":
-        values["mapred-site"].update(heaps.mapreduce_settings(spec, values["mapred-site"]))
+        board = dict(values["mapred-site"])
+        values["mapred-site"].update(heaps.mapreduce_settings(spec, board))
+        values["mapred-site"].update(buffers.mapreduce_settings(spec, board, values["mapred-site"]))
     if spec.spark_manager == "standalone":
         spark["spark.master"] = f"spark://{master}:{port(spec, spec.master, 'spark_master')}"
         for key, value in sizing.spark_standalone_memory(spec).items():
             spark.setdefault(key, value)
-        spark.update(heaps.spark_settings(spec, spark))
+        board = dict(spark)
+        spark.update(heaps.spark_settings(spec, board))
+        spark.update(buffers.spark_settings(spec, board, spark))
         # The job waits for executors holding every core the workers can give it (standalone counts
         # cores, not executors): the same guard against a "2-worker" job run on the first worker to
         # register. A worker gives as many executors as its cores and memory both hold.
@@ -206,7 +211,9 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         spark.setdefault("spark.cores.max", str(held))
         spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", "1.0")
         return values
-    spark.update(heaps.spark_settings(spec, spark))
+    board = dict(spark)
+    spark.update(heaps.spark_settings(spec, board))
+    spark.update(buffers.spark_settings(spec, board, spark))
     asked = int(spark.get("spark.executor.instances", SPARK_DEFAULT_EXECUTORS))
     fit = sizing.executors_that_fit(spec, *_spark_containers_mb(spark))
     spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", f"{min(1.0, fit / asked):.4g}" if asked else "1.0")

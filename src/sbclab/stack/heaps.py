@@ -73,7 +73,7 @@ def _task_opts(mapred: dict[str, str], kind: str) -> str:
     return mapred.get(f"mapreduce.{kind}.java.opts", mapred.get(CHILD_OPTS, ""))
 
 
-def _task_on_board(mapred: dict[str, str], kind: str) -> tuple[int, int]:
+def task_on_board(mapred: dict[str, str], kind: str) -> tuple[int, int]:
     """(container, heap) in MB of a map or a reduce on the board, as Hadoop 3 derives them
     (JobConf.getMemoryRequired and getTaskJavaOpts): a container not set from the heap in its java
     opts and the ratio, else 1024 MB; a heap not in its java opts from its container and the ratio."""
@@ -112,7 +112,7 @@ def mapreduce_settings(spec: ClusterSpec, mapred: dict[str, str]) -> dict[str, s
     ratio = float(mapred.get(RATIO, sizing.HEAP_RATIO))
     by_ratio = []
     for kind in ("map", "reduce"):
-        container, heap = _task_on_board(mapred, kind)
+        container, heap = task_on_board(mapred, kind)
         found[f"mapreduce.{kind}.memory.mb"] = str(container)
         opts = _task_opts(mapred, kind)
         if sizing.xmx_mb(opts) is None:
@@ -195,7 +195,7 @@ def mapreduce_job(mapred: dict[str, str], together: bool) -> Job:
     heap comes from the ratio has a floor in proportion to its container, as the one ratio that keeps
     the smallest task's heap at its floor gives it (mapreduce_settings)."""
     _, am = _am_on_board(mapred)
-    tasks = {kind: _task_on_board(mapred, kind) for kind in ("map", "reduce")}
+    tasks = {kind: task_on_board(mapred, kind) for kind in ("map", "reduce")}
     by_ratio = {kind: container for kind, (container, _) in tasks.items()
                 if sizing.xmx_mb(_task_opts(mapred, kind)) is None}
     task = max((Heap("a task", heap, math.ceil(MAPREDUCE_HEAP_FLOOR_MB * by_ratio[kind] / min(by_ratio.values()))
