@@ -757,3 +757,21 @@ def test_a_spark_table_whose_input_mapreduce_makes_is_refused_where_no_mapreduce
     assert plan.needed_engines([("terasort", "spark")]) == ("hadoop", "spark")
     assert plan.needed_engines([("pi", "spark")]) == ("spark",)
     assert plan.needed_engines([("sort", "spark")], standalone=True) == ("spark",)  # Spark writes its input there
+
+
+def test_a_seed_wide_estimate_goes_past_a_table_this_host_cannot_hold_and_totals_the_rest(monkeypatch, tmp_path):
+    _fixed_host(monkeypatch)
+
+    def no_room(spec):
+        if spec.workers == 1:
+            raise SbclabError("1 workers need 86 GB of node disks and there are 75 GB free.", "Free space.")
+    monkeypatch.setattr(plan, "_check_host_disk", no_room)
+    done = CliRunner().invoke(main_group, ["reproduce", "lee-park-2026", "table15", "figure7", "--estimate",
+                                           "--results", str(tmp_path)])
+    text = " ".join(done.output.split())
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert "figure7 cannot run here: 1 workers need 86 GB" in text
+    assert "for the 1 table(s) planned here" in text and "not planned: figure7" in text
+    alone = CliRunner().invoke(main_group, ["reproduce", "lee-park-2026", "figure7", "--estimate",
+                                            "--results", str(tmp_path)])
+    assert isinstance(alone.exception, SbclabError) and "86 GB" in alone.exception.message
