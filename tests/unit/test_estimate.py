@@ -122,3 +122,13 @@ def test_the_problem_size_estimated_is_the_one_the_run_will_solve():
                                memory_bytes=64 * 2**30)
     cell = SimpleNamespace(workload="hpl", workers=8, parameters={"nodes": 4, "memory_fraction": 0.8, "nb": 32})
     assert _estimated_parameters(cell, shape)["n"] == 13_024  # Baun's own worked example of Eq. 2
+
+
+def test_a_workload_nobody_timed_is_estimated_as_the_one_that_stands_in_for_it_and_says_so():
+    grep = estimate.Planned("grep", "spark", 10**9, 2, "rpi5b", {}, 1.0)
+    [found] = estimate.estimate([grep], [], {}, like={"grep": "wordcount"})
+    [wordcount] = estimate.estimate([replace(grep, workload="wordcount")], [], {})
+    assert found.seconds == pytest.approx(wordcount.seconds)
+    assert found.source.startswith("as wordcount's (none of grep)")
+    [alone] = estimate.estimate([grep], [], {}, like={"grep": "no-such-workload"})
+    assert alone.seconds is None

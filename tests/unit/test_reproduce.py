@@ -58,11 +58,23 @@ def test_every_table_that_runs_here_resolves_to_valid_cells(monkeypatch):
             assert planned.experiments or planned.refused, f"{seed.key} {table.key}"
             for experiment in planned.experiments:
                 assert experiment.workloads
-                if experiment.cluster.board == "rpi5b":
-                    assert 8 not in experiment.workers  # nine 8 GB nodes do not fit 24 GiB; nine 496 MB Pi Bs do
-    table18 = reproduce.plan_table(reproduce.seed("2026").tables["table18"], reproduce.seed("2026"), repetitions=1,
-                                   sizes=None, backend="emulated", on_boards=False)
-    assert any("8 workers" in r for r in table18.refused)
+
+
+def test_the_2026_seeds_eight_workers_run_here_as_their_boards_and_a_smaller_host_is_told_what_it_needs(monkeypatch):
+    """Nine 8 GB nodes on 24 GiB get 0.3 of their boards' RAM each: YARN sees the boards, the heaps shrink
+    to fit (stack/heaps.py). On 12 GiB, a Spark driver's least heap no longer fits the master."""
+    _fixed_host(monkeypatch)
+    seed = reproduce.seed("2026")
+    for key in ("table11", "table12", "table13", "table14", "table15", "table16", "table17", "table18", "table19"):
+        planned = reproduce.plan_table(seed.tables[key], seed, repetitions=1, sizes=None, backend="emulated", on_boards=False)
+        assert not planned.refused and all(8 in e.workers for e in planned.experiments), key
+    monkeypatch.setattr(plan.cluster_spec, "host_memory_bytes", lambda: 12 * 2**30)
+    spark = reproduce.plan_table(seed.tables["table17"], seed, repetitions=1, sizes=None, backend="emulated", on_boards=False)
+    assert [e.workers for e in spark.experiments] == [[1, 2, 4]]
+    assert len(spark.refused) == 1 and spark.refused[0].startswith("8 workers of rpi5b: master (rpi5b)")
+    assert "its driver 512 MB (its floor)" in spark.refused[0] and "a host of 13.6 GiB" in spark.refused[0]
+    hadoop = reproduce.plan_table(seed.tables["table16"], seed, repetitions=1, sizes=None, backend="emulated", on_boards=False)
+    assert not hadoop.refused
 
 
 def test_sizes_are_scaled_by_the_emulation_factor_keeping_their_ratios(monkeypatch):
@@ -745,3 +757,21 @@ def test_a_spark_table_whose_input_mapreduce_makes_is_refused_where_no_mapreduce
     assert plan.needed_engines([("terasort", "spark")]) == ("hadoop", "spark")
     assert plan.needed_engines([("pi", "spark")]) == ("spark",)
     assert plan.needed_engines([("sort", "spark")], standalone=True) == ("spark",)  # Spark writes its input there
+
+
+def test_a_seed_wide_estimate_goes_past_a_table_this_host_cannot_hold_and_totals_the_rest(monkeypatch, tmp_path):
+    _fixed_host(monkeypatch)
+
+    def no_room(spec):
+        if spec.workers == 1:
+            raise SbclabError("1 workers need 86 GB of node disks and there are 75 GB free.", "Free space.")
+    monkeypatch.setattr(plan, "_check_host_disk", no_room)
+    done = CliRunner().invoke(main_group, ["reproduce", "lee-park-2026", "table15", "figure7", "--estimate",
+                                           "--results", str(tmp_path)])
+    text = " ".join(done.output.split())
+    assert done.exit_code == 0, (done.output, done.exception)
+    assert "figure7 cannot run here: 1 workers need 86 GB" in text
+    assert "for the 1 table(s) planned here" in text and "not planned: figure7" in text
+    alone = CliRunner().invoke(main_group, ["reproduce", "lee-park-2026", "figure7", "--estimate",
+                                            "--results", str(tmp_path)])
+    assert isinstance(alone.exception, SbclabError) and "86 GB" in alone.exception.message

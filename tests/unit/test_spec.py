@@ -72,12 +72,13 @@ def test_a_big_enough_host_gives_full_profiles():
     assert s.worker_nodes[0].memory_bytes == 8 * GiB
 
 
-def test_yarn_never_overcommits_the_node():
+def test_yarn_never_overcommits_the_board():
     s = build()
     for w in s.worker_nodes:
         memory_mb, vcores = sizing.yarn_share(w)
-        given = sizing.worker_memory(w.memory_bytes)
-        assert memory_mb * 2**20 <= w.memory_bytes - given.reserved_mb * 2**20
+        board = sizing.board_memory_bytes(w)
+        given = sizing.worker_memory(board)
+        assert memory_mb * 2**20 <= board - given.reserved_mb * 2**20
         assert memory_mb % given.smallest_container_mb == 0
         assert vcores == 4
     assert sizing.yarn_share(s.master) == (0, 0)
@@ -85,7 +86,7 @@ def test_yarn_never_overcommits_the_node():
 
 @pytest.mark.parametrize("kw, words", [
     (dict(preset="fast"), "stock"),
-    (dict(memory_bytes=4 * GiB), "RAM"),
+    (dict(memory_bytes=4 * GiB), "host with at least"),
 ])
 def test_shapes_the_stack_cannot_run_are_refused_with_advice(kw, words):
     with pytest.raises(SbclabError) as err:

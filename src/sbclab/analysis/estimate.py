@@ -174,8 +174,18 @@ def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
     return float(fixed), float(per_unit)
 
 
-def estimate(planned: list[Planned], stored: Iterable[RunRecord], defaults: dict[str, dict[str, Any]]
-             ) -> list[Estimated]:
+def _model(workload: str, engine: str, board: str, observed, defaults) -> tuple[tuple[float, float], str] | None:
+    """The fitted board time of a workload on an engine and where it comes from: stored runs, else the seeds'."""
+    mine = observed.get((workload, engine))
+    if mine:
+        return fit(mine), f"{len(mine)} stored run(s) of {workload}/{engine}"
+    theirs, how = _published(workload, engine, board, defaults.get(workload, {}))
+    return (fit(theirs), f"the seeds' {len(theirs)} published {workload}/{engine} time(s) {how}") if theirs else None
+
+
+def estimate(planned: list[Planned], stored: Iterable[RunRecord], defaults: dict[str, dict[str, Any]],
+             like: dict[str, str] | None = None) -> list[Estimated]:
+    """`like` names, for a workload with no stored or published time, the one estimated in its place."""
     stored = list(stored)
     observed = _observed(stored)
     models: dict[tuple[str, str, str], tuple[tuple[float, float], str] | None] = {}
@@ -187,13 +197,11 @@ def estimate(planned: list[Planned], stored: Iterable[RunRecord], defaults: dict
             continue
         key = (run.workload, run.engine, run.board)
         if key not in models:
-            mine = observed.get((run.workload, run.engine))
-            if mine:
-                models[key] = fit(mine), f"{len(mine)} stored run(s) of {run.workload}/{run.engine}"
-            else:
-                theirs, how = _published(run.workload, run.engine, run.board, defaults.get(run.workload, {}))
-                models[key] = ((fit(theirs), f"the seeds' {len(theirs)} published {run.workload}/{run.engine} "
-                                             f"time(s) {how}") if theirs else None)
+            models[key] = _model(run.workload, run.engine, run.board, observed, defaults)
+            stand_in = (like or {}).get(run.workload)
+            if models[key] is None and stand_in:
+                found = _model(stand_in, run.engine, run.board, observed, defaults)
+                models[key] = found and (found[0], f"as {stand_in}'s (none of {run.workload}): {found[1]}")
         model = models[key]
         if model is None:
             out.append(Estimated(run, None, f"no stored or published run of {run.workload}/{run.engine}"))

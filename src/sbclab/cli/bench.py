@@ -122,16 +122,19 @@ def _estimated_parameters(cell, spec) -> dict:
     return {**cell.parameters, "n": n}
 
 
-def show_estimate(found: plan.Plan, results: Path) -> None:
-    """Each cell still to run with its estimated time and where the estimate comes from, and the total."""
+def show_estimate(found: plan.Plan, results: Path) -> float:
+    """Each cell still to run with its estimated time and where the estimate comes from, and the total
+    (returned, in seconds)."""
     planned = [estimate.Planned(c.workload, c.engine, c.size_bytes, c.workers, c.board,
                                 _estimated_parameters(c, found.specs[c.shape]),
                                 found.specs[c.shape].scale.factor if found.specs[c.shape].backend == "emulated" else 1.0,
                                 c.label()) for c in found.todo]
     store = ResultsStore(results)
     stored = list(store.runs()) if store.runs_dir.exists() else []
-    defaults = {name: registry.get(name).defaults() for name in {c.workload for c in found.todo}}
-    estimated = estimate.estimate(planned, stored, defaults)
+    names = {c.workload for c in found.todo}
+    like = {name: stand_in for name in names if (stand_in := registry.get(name).estimated_like)}
+    defaults = {name: registry.get(name).defaults() for name in names | set(like.values())}
+    estimated = estimate.estimate(planned, stored, defaults, like)
     gap = estimate.between_runs(stored)
     console.print(table(f"estimate: {len(planned)} run(s) to do", ["cell", "scale", "estimate", "from"],
                         [[e.run.label, f"{e.run.scale_factor:.4g}", format_duration(e.seconds), e.source]
@@ -144,6 +147,7 @@ def show_estimate(found: plan.Plan, results: Path) -> None:
                   + (f", with {format_duration(gap.seconds)} between runs ({gap.source})" if gap else
                      ", not counting the time between runs (no stored runs to take it from)")
                   + f"; plus bringing up {len({c.shape for c in found.todo})} cluster shape(s).")
+    return total
 
 
 @click.command("bench")

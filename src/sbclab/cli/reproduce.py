@@ -14,7 +14,8 @@ from ..experiments.display import ProgressDisplay
 from ..experiments.model import ClusterSettings
 from ..results.store import ResultsStore
 from ..studies import reproduce as study
-from ..units import format_size
+from ..errors import SbclabError
+from ..units import format_duration, format_size
 from .bench import show_estimate, show_shapes
 from .options import HostKeys, Monitoring, counts, host_key_options, monitor_options, names, sizes_list
 from .output import console, err_console, runs_summary, say, table
@@ -143,18 +144,22 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
     if knob_names:
         clusters["knobs"] = list(knobs.check_cluster_knobs(knob_names))
     bad = 0
+    planned_totals: dict[str, float | None] = {}
     for t in chosen:
-        planned = reproduce.plan_table(t, found_seed, repetitions=repetitions or 1, sizes=sizes, backend=backend,
-                                       on_boards=access is not None, workers=workers, storage=media, work=work,
-                                       monitor=given, cluster=clusters, engines=engines, runtimes=runtimes)
-        console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
-        for refusal in planned.refused:
-            say(f"not run here: {refusal}")
-        for note in planned.notes:
-            say(note)
         if dry_run or estimate:
-            _show_plan(planned, results, access, repetitions, max_repetitions, estimate)
+            try:
+                planned_totals[t.key] = _plan_table(t, found_seed, repetitions, sizes, backend, access, workers, media,
+                                                    work, given, clusters, engines, runtimes, results,
+                                                    max_repetitions, estimate)
+            except SbclabError as err:
+                if len(chosen) == 1:
+                    raise
+                # One table a whole seed's plan cannot hold leaves the others' plans worth showing.
+                say(f"{t.key} cannot run here: {err.message} {err.hint or ''}".strip())
+                planned_totals[t.key] = None
             continue
+        planned = _planned(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters,
+                           engines, runtimes)
         options = orchestrator.Options(results=results, display=ProgressDisplay(err_console), boards=access,
                                        purge_boards=True)
         outcome = study.run_table(planned, found_seed.key, options, repetitions=repetitions, cap=max_repetitions, say=say)
@@ -168,15 +173,49 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
                                   parameters=planned.parameters or (t.experiment or {}).get("parameters", {}),
                                   circular=t.circular, notes=planned.notes, scale=planned.scale)
         say(f"CSV: {render(outcome.found, results)}")
+    if estimate and len(chosen) > 1:
+        _show_seed_total(found_seed, planned_totals)
     if bad:
         err_console.print(f"[yellow]{bad} run(s) failed or invalid; they are stored, left out of the tables, and run "
                           "again when the reproduction is re-run.[/yellow]")
         sys.exit(1)
 
 
+def _planned(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters, engines,
+             runtimes) -> reproduce.Planned:
+    """The table's experiments on this host, its refusals and notes said."""
+    planned = reproduce.plan_table(t, found_seed, repetitions=repetitions or 1, sizes=sizes, backend=backend,
+                                   on_boards=access is not None, workers=workers, storage=media, work=work,
+                                   monitor=given, cluster=clusters, engines=engines, runtimes=runtimes)
+    console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
+    for refusal in planned.refused:
+        say(f"not run here: {refusal}")
+    for note in planned.notes:
+        say(note)
+    return planned
+
+
+def _plan_table(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters, engines,
+                runtimes, results, max_repetitions, estimate) -> float:
+    planned = _planned(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters,
+                       engines, runtimes)
+    return _show_plan(planned, results, access, repetitions, max_repetitions, estimate)
+
+
+def _show_seed_total(found_seed, totals: dict[str, float | None]) -> None:
+    """The estimate of every table asked for together, and the tables this host cannot plan."""
+    planned = {key: seconds for key, seconds in totals.items() if seconds is not None}
+    refused = [key for key, seconds in totals.items() if seconds is None]
+    console.rule(f"{found_seed.names[0]}: every table asked for")
+    console.print(f"about {format_duration(sum(planned.values()))} for the {len(planned)} table(s) planned here, "
+                  "not counting bringing up their clusters"
+                  + (f"; not planned: {', '.join(refused)} (why above)" if refused else "") + ".")
+
+
 def _show_plan(planned: reproduce.Planned, results: Path, access, repetitions: int | None, cap: int,
-               estimate: bool) -> None:
-    """The cells and cluster shapes, and with --estimate the runs per cell expected and the time they take."""
+               estimate: bool) -> float:
+    """The cells and cluster shapes, and with --estimate the runs per cell expected and the time they take
+    (returned, in seconds; 0 without --estimate)."""
     count, spread, source = repetitions, None, "fixed"
     if repetitions is None:
         store = ResultsStore(results)
@@ -186,8 +225,10 @@ def _show_plan(planned: reproduce.Planned, results: Path, access, repetitions: i
         say(f"runs per cell: {count}" + (f" expected, at {spread:.1%} relative spread ({source}), if ours comes out at "
                                          f"the published values; up to {cap} where it does not" if spread is not None
                                          else " (--repetitions)"))
+    total = 0.0
     for experiment in planned.experiments:
         shown = plan.prepare(experiment.model_copy(update={"repetitions": count}), results, say=say, boards=access)
         show_shapes(shown)
         if estimate:
-            show_estimate(shown, results)
+            total += show_estimate(shown, results)
+    return total

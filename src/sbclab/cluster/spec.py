@@ -9,7 +9,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import profiles
 from ..earlier import FIRST_STACK
@@ -100,6 +100,9 @@ class ClusterSpec(BaseModel):
     # (file, property, value) the stack sets over its preset, as strings this layer only carries:
     # an experiment's own settings, or the HDFS block size a scaled-down reproduction scales too.
     settings: tuple[tuple[str, str, str], ...] = ()
+    # The share of the seed's data each task holds, where a reproduction scaled it (with the HDFS
+    # block, so the task count stays): the buffers a task fills follow it (stack/buffers.py).
+    data_scale: float = Field(1.0, gt=0, le=1)
     # What runs Spark's executors: YARN's NodeManagers, or Spark's own standalone master and workers
     # (Hajji & Tso's cluster: HDFS and Spark, no YARN).
     spark_manager: Literal["yarn", "standalone"] = "yarn"
@@ -255,7 +258,9 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
         factor = scale_factor
     board_memory = [int(k.ram_gib * 2**30) for k, _ in kinds]
     memory_fits = min(1.0, (have_memory - HOST_RESERVED_BYTES) / sum(board_memory))
-    if memory_factor is not None and not 0 < memory_factor <= memory_fits:
+    # A factor given back from a stored scale (an experiment's one memory factor) is rounded as
+    # Scale stores it, so it may exceed the factor it was rounded from by its last digit.
+    if memory_factor is not None and not 0 < memory_factor <= round(memory_fits, 6):
         raise SbclabError(f"A memory factor of {memory_factor:g} is more than this host can give "
                           f"{shape} (at most {memory_fits:.4g}).", "Give fewer workers.")
     memory_factor = memory_factor if memory_factor is not None else memory_fits

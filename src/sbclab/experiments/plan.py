@@ -71,7 +71,7 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
              settings: dict[str, dict[str, str]] | None = None, spark_manager: str = "yarn",
              layout: str = "separate-master", runtime: str = "native", master_board: str | None = None,
              master_storage: str | None = None, stack: str = stack_versions.DEFAULT,
-             say=lambda message: None) -> ClusterSpec:
+             data_scale: float = 1.0, say=lambda message: None) -> ClusterSpec:
     """A cluster of `workers` workers of one board and medium, laid out and shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
@@ -82,7 +82,8 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
                                layout=layout, master_board=master_board if layout == "desktop-master" else None,
                                master_storage=master_storage if layout == "desktop-master" else None)
     return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
-                                    "spark_manager": spark_manager, "runtime": runtime, "stack": stack})
+                                    "spark_manager": spark_manager, "runtime": runtime, "stack": stack,
+                                    "data_scale": data_scale})
 
 
 def as_spec_settings(settings: dict[str, dict[str, str]] | None) -> tuple[tuple[str, str, str], ...]:
@@ -192,7 +193,8 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
                                     disk_size=disk_per_node(experiment, cell.workers), knobs=tuple(settings.knobs),
                                     settings=settings.settings, spark_manager=settings.spark_manager,
                                     layout=cell.layout, runtime=cell.runtime, master_board=settings.master_board,
-                                    master_storage=settings.master_storage, stack=cell.stack, say=say)
+                                    master_storage=settings.master_storage, stack=cell.stack,
+                                    data_scale=settings.data_scale, say=say)
         try:
             shapes[cell.shape] = (cell, rebuild, rebuild(scale_factor=settings.scale))
         except SbclabError as err:
@@ -277,6 +279,7 @@ def _board_specs(found: Plan) -> None:
                                                preset=cell.preset, layout=cell.layout)
             spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs),
                                            "settings": as_spec_settings(found.experiment.cluster.settings),
+                                           "data_scale": found.experiment.cluster.data_scale,
                                            "spark_manager": found.experiment.cluster.spark_manager,
                                            "runtime": cell.runtime, "stack": cell.stack})
             if not found.bare:

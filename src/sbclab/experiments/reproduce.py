@@ -215,6 +215,7 @@ def plan_table(table: Table, seed_: Seed, *, repetitions: int, sizes: list[int] 
                     # node) as the seed's had at its size.
                     block = max(MIN_SIZE, int(SEEDS_BLOCK_SIZE * shrink) // CHECKSUM_CHUNK * CHECKSUM_CHUNK)
                     raw["cluster"]["settings"] = {"hdfs-site": {"dfs.blocksize": str(block)}}
+                    raw["cluster"]["data_scale"] = min(1.0, shrink)
                     why = " and ".join(w for w in (f"the emulation's factor {factor:.4g}" if factor != 1.0 else "",
                                                    f"--work {work:g}" if work != 1.0 else "") if w)
                     planned.notes.append(f"the seed's sizes scaled by {why}: "

@@ -3,8 +3,11 @@
 Three layers, later ones winning:
 1. what the cluster needs to work here (addresses bound to the node, directories on the node's
    disk, classpaths of the Maven-assembled distribution, Java 17 module flags);
-2. sizing from the node's profile, so containers never overcommit the node;
-3. the preset's overrides (presets.py).
+2. sizing from the node's board (sizing.py), so containers never overcommit the board;
+3. the preset's overrides (presets.py), the cluster's knobs and the experiment's own settings.
+Last, on a node given only a share of its board's RAM, the heaps of what runs in those containers
+shrink to fit it (heaps.py), whatever layer sized the containers, and where each task holds a share of
+the seed's data, the buffers it fills shrink with that share (buffers.py).
 The rendered values are returned too, so every run can record the configuration it ran under.
 """
 
@@ -16,7 +19,7 @@ from xml.sax.saxutils import escape
 
 from ..cluster.spec import ClusterSpec, NodeSpec
 from ..errors import SbclabError
-from . import presets, sizing
+from . import buffers, heaps, presets, sizing
 from .distribution import Distribution
 
 # Hadoop's YARN web apps (Guice/cglib) reflect into java.lang, closed by default since Java 16.
@@ -115,10 +118,13 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
                                               "CLASSPATH_PREPEND_DISTCACHE,HADOOP_YARN_HOME,HADOOP_HOME,PATH,LANG,TZ",
             "yarn.application.classpath": classpath,
             # Java 17 reserves far more virtual memory than 2.1x the heap; the physical check stays on.
+            # It kills a container only above its size, so one whose heap an emulated node shrank
+            # (heaps.py) is never killed for holding less than YARN accounts it.
             "yarn.nodemanager.vmem-check-enabled": "false",
             # Node filesystems are sized for the experiment, so a full one is expected, not a fault.
             "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": "99.5",
-            # Sizing from the profile (sizing.py): containers never exceed the node.
+            # Sizing from the board (sizing.py): containers never exceed it, and an emulated node,
+            # whatever share of its board's RAM it is given, holds the board's.
             "yarn.nodemanager.resource.memory-mb": str(node_mb or max_container_mb),
             "yarn.nodemanager.resource.cpu-vcores": str(node_vcores or max_container_vcores),
             "yarn.scheduler.minimum-allocation-mb": str(sizing.smallest_container(spec)),
@@ -182,14 +188,21 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
     for file, name, value in spec.settings:
         values[file][name] = value
     spark = values["spark-defaults"]
+    if spec.spark_manager == "yarn":
+        board = dict(values["mapred-site"])
+        values["mapred-site"].update(heaps.mapreduce_settings(spec, board))
+        values["mapred-site"].update(buffers.mapreduce_settings(spec, board, values["mapred-site"]))
     if spec.spark_manager == "standalone":
         spark["spark.master"] = f"spark://{master}:{port(spec, spec.master, 'spark_master')}"
         for key, value in sizing.spark_standalone_memory(spec).items():
             spark.setdefault(key, value)
+        board = dict(spark)
+        spark.update(heaps.spark_settings(spec, board))
+        spark.update(buffers.spark_settings(spec, board, spark))
         # The job waits for executors holding every core the workers can give it (standalone counts
         # cores, not executors): the same guard against a "2-worker" job run on the first worker to
         # register. A worker gives as many executors as its cores and memory both hold.
-        executor_mb = _megabytes(spark["spark.executor.memory"])
+        executor_mb = sizing.jvm_megabytes(spark["spark.executor.memory"])
         held = 0
         for worker in spec.worker_nodes:
             memory_mb, cores = sizing.yarn_share(worker)
@@ -198,6 +211,9 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         spark.setdefault("spark.cores.max", str(held))
         spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", "1.0")
         return values
+    board = dict(spark)
+    spark.update(heaps.spark_settings(spec, board))
+    spark.update(buffers.spark_settings(spec, board, spark))
     asked = int(spark.get("spark.executor.instances", SPARK_DEFAULT_EXECUTORS))
     fit = sizing.executors_that_fit(spec, *_spark_containers_mb(spark))
     spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", f"{min(1.0, fit / asked):.4g}" if asked else "1.0")
@@ -218,29 +234,21 @@ SETTINGS_FILES = ("core-site", "hdfs-site", "yarn-site", "mapred-site", "capacit
 SPARK_DEFAULT_EXECUTORS = 2  # spark.executor.instances on YARN without dynamic allocation
 
 
-def _megabytes(memory: str) -> float:
-    units = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
-    text = memory.strip().lower().removesuffix("b")
-    return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text) / 2**20
-
-
-def _spark_container_mb(memory: str, overhead: str | None) -> int:
-    """A Spark process's YARN container: its heap and the overhead given, else Spark's (10 %, at least 384 MB)."""
-    heap = _megabytes(memory)
-    return int(heap + (_megabytes(overhead) if overhead else max(sizing.SPARK_OVERHEAD_MB, heap * 0.10)))
-
-
 def _spark_containers_mb(spark: dict[str, str]) -> tuple[int, int]:
     """(an executor's, the ApplicationMaster's) containers in MB, as the Spark settings size them."""
-    return (_spark_container_mb(spark.get("spark.executor.memory", "1g"), spark.get("spark.executor.memoryOverhead")),
-            _spark_container_mb(spark.get("spark.yarn.am.memory", "512m"), spark.get("spark.yarn.am.memoryOverhead")))
+    return (sizing.spark_container_mb(spark.get("spark.executor.memory", "1g"), spark.get("spark.executor.memoryOverhead")),
+            sizing.spark_container_mb(spark.get("spark.yarn.am.memory", "512m"), spark.get("spark.yarn.am.memoryOverhead")))
 
 
 def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
     """Refuse a cluster on which a job of these engines could never start: an ApplicationMaster and
     one task (a MapReduce task, a Spark executor) that do not fit the workers as the preset and the
-    experiment's settings size them, named with the numbers."""
+    experiment's settings size them, or whose heaps, shrunk to an emulated node, it cannot hold
+    beside its daemons (heaps.py); named with the numbers."""
     given = _memory_overrides(spec)
+    if spec.spark_manager == "standalone":
+        heaps.check(spec, _check_standalone(spec, engines, given))
+        return
     unit = int(given.get(("yarn-site", "yarn.scheduler.minimum-allocation-mb"), sizing.smallest_container(spec)))
     worker_mb = int(given.get(("yarn-site", "yarn.nodemanager.resource.memory-mb"),
                               min(sizing.yarn_share(w)[0] for w in spec.worker_nodes)))
@@ -251,43 +259,43 @@ def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
         for (file, key), value in given.items():
             if file == "mapred-site":
                 mapreduce[key] = value
-        jobs["a MapReduce job"] = (rounded(mapreduce.get("yarn.app.mapreduce.am.resource.mb", sizing.UPSTREAM_AM_MB)),
-                                   rounded(max(int(mapreduce.get("mapreduce.map.memory.mb", sizing.UPSTREAM_TASK_MB)),
-                                               int(mapreduce.get("mapreduce.reduce.memory.mb", sizing.UPSTREAM_TASK_MB)))),
-                                   "task")
-    if spec.spark_manager == "standalone":
-        _check_standalone(spec, engines, given)
-        return
+        master, task = (rounded(mapreduce.get("yarn.app.mapreduce.am.resource.mb", sizing.UPSTREAM_AM_MB)),
+                        rounded(max(int(mapreduce.get("mapreduce.map.memory.mb", sizing.UPSTREAM_TASK_MB)),
+                                    int(mapreduce.get("mapreduce.reduce.memory.mb", sizing.UPSTREAM_TASK_MB)))))
+        jobs["a MapReduce job"] = (master, task, "task", heaps.mapreduce_job(mapreduce, master + task <= worker_mb))
     if "spark" in engines:
         spark = dict(sizing.spark_memory(spec))
         spark.update({key: value for (file, key), value in given.items() if file == "spark-defaults"})
-        executor, master = _spark_containers_mb(spark)
-        jobs["a Spark job"] = (rounded(master), rounded(executor), "executor")
-    for job, (master, task, what) in jobs.items():
+        executor, master = (rounded(mb) for mb in _spark_containers_mb(spark))
+        jobs["a Spark job"] = (master, executor, "executor", heaps.spark_job(spark, master + executor <= worker_mb, False))
+    for job, (master, task, what, _) in jobs.items():
         board = spec.worker_nodes[0].board
         if max(master, task) > worker_mb or (spec.workers == 1 and master + task > worker_mb):
             raise SbclabError(
-                f"{job} needs {master} MB for its ApplicationMaster and {task} MB for a {what}"
+                f"{job} needs {master} MB for its ApplicationMaster and {task} MB for {'an' if what == 'executor' else 'a'} {what}"
                 f"{' on the one worker' if spec.workers == 1 else ''}; a {board} worker has {worker_mb} MB of "
                 f"containers (preset {spec.preset}).",
                 "Use more workers, the stock preset, or a board with more RAM."
                 + (" Spark's standalone manager needs no YARN." if what == "executor" else ""))
+    heaps.check(spec, tuple(found for *_, found in jobs.values()))
 
 
-def _check_standalone(spec: ClusterSpec, engines, given: dict[tuple[str, str], str]) -> None:
+def _check_standalone(spec: ClusterSpec, engines, given: dict[tuple[str, str], str]) -> tuple[heaps.Job, ...]:
     """A cluster on Spark's standalone manager runs no YARN, so no MapReduce; its executors' heaps
-    must fit the memory each Spark worker offers."""
+    must fit the memory each Spark worker offers. Returns the jobs whose heaps its nodes must hold."""
     if "hadoop" in engines:
         raise SbclabError("MapReduce jobs need YARN, which a cluster on Spark's standalone manager does not run.",
                           "Run the Hadoop cells with spark_manager: yarn, or only Spark on this cluster.")
     if "spark" not in engines:
-        return
-    executor = _megabytes(given.get(("spark-defaults", "spark.executor.memory"),
-                                    sizing.spark_standalone_memory(spec)["spark.executor.memory"]))
+        return ()
+    spark = {**sizing.spark_standalone_memory(spec),
+             **{key: value for (file, key), value in given.items() if file == "spark-defaults"}}
+    executor = sizing.jvm_megabytes(spark["spark.executor.memory"])
     offered = min(sizing.yarn_share(w)[0] for w in spec.worker_nodes)
     if executor > offered:
         raise SbclabError(f"A Spark executor of {executor:.0f} MB does not fit the {offered} MB a {spec.board} worker "
                           "offers Spark's standalone manager.", "Give spark.executor.memory 512m, or a board with more RAM.")
+    return (heaps.spark_job(spark, True, standalone=True),)
 
 
 def _memory_overrides(spec: ClusterSpec) -> dict[tuple[str, str], str]:

@@ -22,7 +22,7 @@ from ..cluster import containers
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import config, sizing
+from . import config, heaps, sizing
 from .distribution import Distribution
 from .java import java_home
 from .record import ContainerRecord, StackRecord
@@ -222,7 +222,7 @@ class Stack:
                 time.sleep(0.5)
 
     def _daemon_command(self, daemon: Daemon, node: NodeSpec) -> tuple[list[str], dict[str, str]]:
-        heap = sizing.daemon_heap_mb(daemon.key, node)
+        heap = heaps.daemon_heap_mb(daemon.key, node)
         env = self.env(node)
         if daemon is SPARK_HISTORY:
             env = {**env, "SPARK_LOCAL_IP": config.web_host(self.spec, node), "SPARK_LOG_DIR": str(self.layout(node).log_dir)}
@@ -275,7 +275,7 @@ class Stack:
         log = self.client_logs() / "namenode-format.log"
         argv = self.java(node, NAMENODE.main_class, ["-format", "-nonInteractive", "-force",
                                                      "-clusterId", f"sbclab-{self.spec.name}"],
-                         heap_mb=sizing.daemon_heap_mb(NAMENODE.key, node))
+                         heap_mb=heaps.daemon_heap_mb(NAMENODE.key, node))
         status = self.transport.run(node, *self.command(node, argv, self.env(node)), log, timeout_s=180,
                                     label="namenode -format")
         if status != 0:

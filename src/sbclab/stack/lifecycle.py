@@ -11,7 +11,7 @@ from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import config, deploy, distribution, presets, sizing
+from . import config, deploy, distribution, heaps, presets, sizing
 from .daemons import Stack, logs_dir
 from .distribution import Distribution
 from .java import java_home
@@ -65,8 +65,10 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
     boards: how to reach real boards, for a spec made from an inventory; dist_dir where the
     distribution goes on them."""
     # What runs on the cluster is checked by the run's plan: a cluster up serves both engines or one.
+    # Its daemons, though, must fit its nodes whatever runs.
     presets.check(spec.preset)
     sizing.check(spec)
+    heaps.check(spec)
     local = _fetched(spec.stack, progress)
     if boards is None:
         java_home(local.stack.java)  # a missing Java is refused before anything is created

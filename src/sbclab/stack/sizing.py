@@ -1,5 +1,10 @@
-"""Memory of each node by its RAM: daemon heaps, YARN's share of a worker and the sizes of the jobs'
-containers, so that a 1 GB board runs what fits on it and an 8 GB board keeps upstream's sizes.
+"""Memory of each node by its board's RAM: daemon heaps, YARN's share of a worker and the sizes of the
+jobs' containers, so that a 1 GB board runs what fits on it and an 8 GB board keeps upstream's sizes.
+
+Everything here is the board's, unscaled: an emulated node given a share of its board's RAM (the
+memory factor) is still seen by YARN and Spark as the board, so it holds the board's containers and a
+job runs in the board's waves. What the node really holds, its heaps shrunk to fit its share, is
+heaps.py's.
 
 From 4 GB up the reserve for the OS, the page cache floor, the DataNode and the NodeManager and the
 smallest container follow Hortonworks' sizing guide (HDP 2.6, "Determine YARN and MapReduce memory
@@ -11,10 +16,11 @@ ApplicationMaster and a task always fit one worker together: upstream's 1536 and
 do, else halves of the worker's containers.
 """
 
+import re
 from dataclasses import dataclass
 
 from .. import profiles
-from ..cluster.spec import HOST_RESERVED_BYTES, ClusterSpec, NodeSpec
+from ..cluster.spec import ClusterSpec, NodeSpec
 from ..errors import SbclabError
 
 MAX_CONTAINER_MB = 8192
@@ -23,6 +29,16 @@ UPSTREAM_AM_MB = 1536  # yarn.app.mapreduce.am.resource.mb
 UPSTREAM_TASK_MB = 1024  # mapreduce.map.memory.mb and mapreduce.reduce.memory.mb
 UPSTREAM_SORT_MB = 100  # mapreduce.task.io.sort.mb
 HEAP_RATIO = 0.8  # mapreduce.job.heap.memory-mb.ratio: a task's heap of its container
+UPSTREAM_AM_HEAP_MB = 1024  # yarn.app.mapreduce.am.command-opts: -Xmx1024m
+# The map's sort buffer lives in its heap, beside the JVM's own and the records it reads: a quarter
+# of a 205 MB heap kept a map of an emulated 1 GB board at 250 MB resident.
+SORT_SHARE = 0.25
+
+
+def board_memory_bytes(node: NodeSpec) -> int:
+    """The RAM of the board a node is, or emulates: what YARN and Spark are told it has. (The node's
+    memory_bytes is what this host gives it: the board's RAM x the memory factor.)"""
+    return int(profiles.board(node.board).ram_gib * 2**30)
 
 
 @dataclass(frozen=True)
@@ -59,9 +75,13 @@ def band(memory_bytes: int) -> Band:
 STANDS_IN_FOR = {"sparkmaster": "resourcemanager", "sparkworker": "nodemanager", "sparkhistory": "historyserver"}
 
 
-def daemon_heap_mb(daemon_key: str, node: NodeSpec) -> int:
-    """The -Xmx of a Hadoop or Spark daemon on this node."""
-    return getattr(band(node.memory_bytes), f"{STANDS_IN_FOR.get(daemon_key, daemon_key)}_heap_mb")
+def heap_in_band(found: Band, daemon_key: str) -> int:
+    return getattr(found, f"{STANDS_IN_FOR.get(daemon_key, daemon_key)}_heap_mb")
+
+
+def board_daemon_heap_mb(daemon_key: str, node: NodeSpec) -> int:
+    """The -Xmx of a Hadoop or Spark daemon on the node's board (heaps.daemon_heap_mb: on this node)."""
+    return heap_in_band(band(board_memory_bytes(node)), daemon_key)
 
 
 @dataclass(frozen=True)
@@ -98,8 +118,8 @@ def worker_memory(memory_bytes: int, also_master: bool = False) -> WorkerMemory:
 
 
 def node_memory(node: NodeSpec) -> WorkerMemory:
-    """What one task-running node gives its daemons and containers."""
-    return worker_memory(node.memory_bytes, also_master=node.role == "master")
+    """What one task-running node's board gives its daemons and containers."""
+    return worker_memory(board_memory_bytes(node), also_master=node.role == "master")
 
 
 def yarn_share(node: NodeSpec) -> tuple[int, int]:
@@ -133,9 +153,7 @@ def mapreduce_memory(spec: ClusterSpec) -> dict[str, str]:
     heap = int(task * HEAP_RATIO)
     return {"yarn.app.mapreduce.am.resource.mb": str(am), "mapreduce.map.memory.mb": str(task),
             "mapreduce.reduce.memory.mb": str(task),
-            # The map's sort buffer lives in its heap, beside the JVM's own and the records it reads: a
-            # quarter of a 205 MB heap kept a map of an emulated 1 GB board at 250 MB resident.
-            "mapreduce.task.io.sort.mb": str(min(UPSTREAM_SORT_MB, int(heap * 0.25)))}
+            "mapreduce.task.io.sort.mb": str(min(UPSTREAM_SORT_MB, int(heap * SORT_SHARE)))}
 
 
 SPARK_OVERHEAD_MB = 384  # spark.executor.memoryOverhead and spark.yarn.am.memoryOverhead: at least this
@@ -163,30 +181,17 @@ def spark_memory(spec: ClusterSpec) -> dict[str, str]:
             "spark.driver.memory": f"{SMALL_EXECUTOR_MB}m"}
 
 
-# An emulated worker keeps at least this share of its board's RAM: below it, its containers would be
-# sized as those of a board two sizes smaller, and a job's tasks per node would no longer be its board's.
-LEAST_MEMORY_FACTOR = 0.5
-
-
 def spark_standalone_memory(spec: ClusterSpec) -> dict[str, str]:
     """Executor and driver heaps on Spark's standalone manager, where a worker offers its containers'
     memory (no NodeManager runs beside it): upstream's 1 GB where it fits, else Spark's least."""
     offered = min(yarn_share(w)[0] for w in spec.worker_nodes)
     executor = UPSTREAM_EXECUTOR_MB if UPSTREAM_EXECUTOR_MB <= offered else SMALL_EXECUTOR_MB
-    driver = UPSTREAM_EXECUTOR_MB if band(spec.master.memory_bytes).up_to_mb > BANDS[0].up_to_mb else SMALL_EXECUTOR_MB
+    driver = UPSTREAM_EXECUTOR_MB if band(board_memory_bytes(spec.master)).up_to_mb > BANDS[0].up_to_mb else SMALL_EXECUTOR_MB
     return {"spark.executor.memory": f"{executor}m", "spark.driver.memory": f"{driver}m"}
 
 
 def check(spec: ClusterSpec, where: str = "") -> None:
-    """Refuse a cluster whose workers cannot hold YARN's containers, naming the node."""
-    factor = spec.scale.memory_factor
-    if spec.backend == "emulated" and factor < LEAST_MEMORY_FACTOR:
-        board = profiles.board(spec.board)
-        raise SbclabError(
-            f"{where}{spec.workers} emulated {board.name} workers get {factor * board.ram_gib:.1f} GiB each of the "
-            f"board's {board.ram_gib:g} GiB of RAM (memory factor {factor:.2f}): YARN would size them as a smaller board.",
-            f"Use fewer workers: this host holds a memory factor of {LEAST_MEMORY_FACTOR:g} or more with up to "
-            f"{most_workers(spec, board)} {board.name} workers.")
+    """Refuse a cluster whose workers' boards cannot hold YARN's containers, naming the node."""
     for worker in spec.worker_nodes:
         try:
             yarn_share(worker)
@@ -194,10 +199,26 @@ def check(spec: ClusterSpec, where: str = "") -> None:
             raise SbclabError(f"{where}{worker.name} ({worker.board}): {err.message}", err.hint) from err
 
 
-def most_workers(spec: ClusterSpec, board: "profiles.Board") -> int:
-    """The most workers this host gives at least LEAST_MEMORY_FACTOR of the board's RAM, a master beside them."""
-    usable = spec.scale.host_memory_bytes - HOST_RESERVED_BYTES
-    return max(0, int(usable // (LEAST_MEMORY_FACTOR * board.ram_gib * 2**30)) - 1)
+def jvm_megabytes(memory: str) -> float:
+    """MB in a JVM memory setting as Spark writes them: 512m, 1g, or bytes."""
+    units = {"k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}
+    text = memory.strip().lower().removesuffix("b")
+    return float(text[:-1]) * units[text[-1]] if text[-1] in units else float(text) / 2**20
+
+
+XMX = re.compile(r"-Xmx(\d+)([kKmMgG]?)")
+
+
+def xmx_mb(java_opts: str | None) -> int | None:
+    """The heap a JVM's options give it (the last -Xmx wins), or None."""
+    found = XMX.findall(java_opts or "")
+    return int(jvm_megabytes(found[-1][0] + (found[-1][1] or "b"))) if found else None
+
+
+def spark_container_mb(memory: str, overhead: str | None) -> int:
+    """A Spark process's YARN container: its heap and the overhead given, else Spark's (10 %, at least 384 MB)."""
+    heap = jvm_megabytes(memory)
+    return int(heap + (jvm_megabytes(overhead) if overhead else max(SPARK_OVERHEAD_MB, heap * 0.10)))
 
 
 def executors_that_fit(spec: ClusterSpec, executor_mb: int, application_master_mb: int) -> int:

@@ -135,6 +135,9 @@ class Workload(ABC):
     # Whether MapReduce jobs make its input or check its output whichever engine runs it: a cluster on
     # which no MapReduce job fits cannot run it on Spark either.
     mapreduce_around = False
+    # A workload whose time nobody published is estimated from one that reads its input the same way
+    # (the estimate says so); None where no other stands in.
+    estimated_like: str | None = None
 
     def defaults(self) -> dict[str, Any]:
         return {}
