@@ -15,8 +15,8 @@ DEMO_STORAGE ?= microsd
 # document against a CPU-bound one). Bare nodes, no stack, runs of a minute: a job of the Hadoop or
 # Spark tables takes the seed's minutes over the emulation's scale factor here (docs/notes.md). The
 # container cells (DEMO_RUNTIMES=native,container) double its time. Each rate step is DEMO_WORK of
-# the seed's 10 s (3 s at least); cells run again until the verdict is decided, at most
-# DEMO_MAX_REPETITIONS times.
+# the seed's 10 s (3 s at least); each cell runs the count its test expects to need (4 with nothing
+# stored), again while the verdict is undecided, at most DEMO_MAX_REPETITIONS times.
 DEMO_RUNTIMES ?= native
 DEMO_WORK ?= 0.1
 DEMO_MAX_REPETITIONS ?= 4

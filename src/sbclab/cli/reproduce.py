@@ -96,8 +96,8 @@ def _ours(e: reproduction.Entry) -> str:
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results directory (default results/SEED); tables already stored there are only rendered.")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=None,
-              help="Runs per cell, fixed (the seeds ran 5). Without it, each cell runs 3 times and the cells of a "
-                   "shape still inconclusive run again, round by round, until it is decided or --max-repetitions.")
+              help="Runs per cell, fixed (the seeds ran 5). Without it, each cell runs the count --estimate expects and the cells "
+                   "of a shape still inconclusive run again, round by round, until it is decided or --max-repetitions.")
 @click.option("--max-repetitions", type=click.IntRange(2, 100), default=study.CAP, show_default=True,
               help="The most runs per cell while repeating until the verdicts are decided.")
 @click.option("--sizes", callback=sizes_list, help="Some of the seed's sizes, e.g. 500MB,1GB (scaled down to this host as "

@@ -1,7 +1,8 @@
 """A seed's table run until its verdicts are decided, as the Phoronix Test Suite runs a test again
 while its deviation is large: the number of runs follows the noise, not a fixed count.
 
-Every cell first runs MIN_REPETITIONS times. Then, while a shape is inconclusive and says how many
+Every cell first runs the count --estimate expects (expected_repetitions: what the spread of this
+host's stored runs, else an assumed one, needs to decide a ratio; MIN_REPETITIONS at least). Then, while a shape is inconclusive and says how many
 runs per cell would decide it, the cells it is computed from run again, round by round, up to that
 many or the cap. Each round takes the table's cluster shapes in the opposite order from the last, so
 a drift of the host over time (another tenant, a warming disk) does not fall on one side of a ratio.
@@ -56,7 +57,11 @@ def run_table(planned: Planned, seed_key: str, options: orchestrator.Options, *,
               cap: int = CAP, say: Callable[[str], None] = lambda message: None) -> Outcome:
     """Run the table's experiments, then, with no fixed count, again for the cells of its undecided shapes."""
     t = planned.table
-    target = repetitions or min(MIN_REPETITIONS, cap)
+    if repetitions is None:
+        store = ResultsStore(options.results)
+        target = expected_repetitions(t, list(store.runs()) if store.runs_dir.exists() else [], cap)[0]
+    else:
+        target = repetitions
     outcome = Outcome(None, repetitions=target)
     wanted: set[str] | None = None  # None: every cell of the table
     turn = 0
