@@ -11,7 +11,7 @@ from sbclab.errors import SbclabError
 from sbclab.report import build, html, plots, tables
 from sbclab.analysis import query
 from sbclab.results import summary
-from sbclab.results.store import load_runs
+from sbclab.results.store import read_runs
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
 
@@ -88,14 +88,14 @@ def test_a_document_from_a_newer_schema_is_refused(results):
         build.build(results)
 
 
-def test_a_foreign_json_file_among_the_runs_is_named(results):
+def test_a_foreign_json_file_among_the_runs_is_named_first_and_the_runs_reported(results):
     (results / "runs" / "notes.json").write_text('{"hello": "world"}')
-    with pytest.raises(SbclabError, match="notes.json"):
-        build.build(results)
+    report = build.build(results)
+    assert "notes.json (no schema version" in report.warnings[0] and len(report.runs) == 3
 
 
 def test_query_examples_run_on_recorded_runs(results):
-    runs = load_runs(results)
+    runs, _ = read_runs(results)
     for _, sql in query.EXAMPLES:
         columns, rows = query.run_sql(runs, sql)
         assert columns and rows
@@ -105,7 +105,7 @@ def test_query_examples_run_on_recorded_runs(results):
 
 def test_a_bad_query_says_which_tables_exist(results):
     with pytest.raises(SbclabError, match="runs, nodes, published"):
-        query.run_sql(load_runs(results), "SELECT * FROM nowhere")
+        query.run_sql(read_runs(results)[0], "SELECT * FROM nowhere")
 
 
 def _other_cluster(results) -> None:
@@ -172,7 +172,7 @@ def test_a_run_with_an_oom_kill_shows_each_nodes_memory_and_is_excluded_naming_t
     assert "worker1 7.71 GB / 7.71 GB (100%), 2 OOM kills" in row["memory"]
     assert row["memory"].endswith("; worker2 3.85 GB / 7.71 GB (50%), sampled")
     assert "2 OOM kills" in html.write(report, tmp_path / "out")["html"].read_text()
-    [shown] = [r for r in load_runs(results) if r.run_id == doc["run_id"]]
+    [shown] = [r for r in read_runs(results)[0] if r.run_id == doc["run_id"]]
     assert "oom_kill (worker1)" in summary._health(shown)
     assert any("memory against each node's limit" in str(t.title) for t in summary.measurement_tables(shown))
     assert "worker2 memory: no peak from its cgroup: this kernel has no memory.peak" in summary.measurement_notes(shown)

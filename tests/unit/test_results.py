@@ -7,7 +7,7 @@ from sbclab.cluster import spec
 from sbclab.errors import SbclabError
 from sbclab.results import summary
 from sbclab.results.schema import SCHEMA_VERSION, Check, ClusterShape, NodeRecord, RunRecord, ScaleRecord, Validity
-from sbclab.results.store import ResultsStore, load
+from sbclab.results.store import ResultsStore, load, read_runs
 
 
 def make_run(run_id="r1", valid=True, workload="terasort", exit_status=0) -> RunRecord:
@@ -53,12 +53,14 @@ def test_unknown_schema_versions_are_refused_with_advice(tmp_path):
     assert "schema version" in str(err.value) and "upgrade" in str(err.value)
 
 
-def test_corrupt_documents_are_named(tmp_path):
+def test_corrupt_documents_are_set_aside_and_named(tmp_path):
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "bad.json").write_text("{not json")
+    store = ResultsStore(tmp_path)
+    assert store.runs() == [] and [s.path.name for s in store.set_aside] == ["bad.json"]
     with pytest.raises(SbclabError) as err:
-        ResultsStore(tmp_path).runs()
-    assert "bad.json" in str(err.value)
+        read_runs(tmp_path)
+    assert "no run document this sbclab can read" in str(err.value) and "bad.json" in str(err.value)
 
 
 def test_validity_is_all_checks_and_unknown_without_checks():

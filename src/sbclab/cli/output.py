@@ -1,12 +1,14 @@
 """What every command prints with: the consoles, one line of progress, the tables of stored runs."""
 
 import sys
+from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ..results import summary
-from ..results.store import ResultsStore
+from ..results.store import ResultsStore, SetAside, set_aside_warning
 from ..units import format_size
 
 # Piped output (CI logs, `| tee`) keeps whole tables rather than Rich's 80-column default.
@@ -18,8 +20,16 @@ def say(message: str) -> None:
     err_console.print(f"[dim]sbclab:[/dim] {message}")
 
 
+def warn_set_aside(results: Path, set_aside: list[SetAside]) -> None:
+    """The one warning naming the damaged documents a reading left out, if it left any out."""
+    if set_aside:
+        say(f"[yellow]warning: {escape(set_aside_warning(results, set_aside))}[/yellow]")
+
+
 def runs_summary(store: ResultsStore, only: set[str] | None = None) -> None:
     runs = [r for r in store.runs() if only is None or r.run_id in only]
+    if only is None:
+        warn_set_aside(store.root, store.set_aside)
     console.print(summary.table(runs, title=f"Runs stored in {store.root}"))
     note = summary.caption(runs)
     if note:

@@ -14,9 +14,9 @@ from ..analysis.derived import Costs
 from ..errors import SbclabError
 from ..report import build, html
 from ..results import bundle, summary
-from ..results.store import ResultsStore, load_runs
+from ..results.store import ResultsStore, read_runs
 from .options import CostOptions, cost_options
-from .output import console, runs_summary, say, table
+from .output import console, runs_summary, say, table, warn_set_aside
 
 RESULTS_DIR = click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
 
@@ -59,14 +59,16 @@ def results_show(results_dir, run_id):
               help="The archive to write (.tar.gz): runs, logs, series and the report, with their checksums.")
 @click.option("--no-report", is_flag=True, help="Leave the report out (it is rebuilt by 'sbclab report' after import).")
 def results_export(results_dir, bundle_file, no_report):
-    """One archive of RESULTS_DIR to share; 'sbclab results import' adds it to another results directory."""
-    load_runs(results_dir)  # refuses a directory that is none, in its own words
+    """One archive of RESULTS_DIR to share; 'sbclab results import' adds it to another results directory.
+    A damaged run document is left out, with its logs and series, and named."""
+    _, set_aside = read_runs(results_dir)  # refuses a directory that is none, in its own words
+    warn_set_aside(results_dir, set_aside)
     with tempfile.TemporaryDirectory(prefix="sbclab-report.") as report_dir:
         report = None
         if not no_report:
             html.write(build.build(results_dir), Path(report_dir))
             report = Path(report_dir)
-        runs = bundle.export(results_dir, bundle_file, report)
+        runs = bundle.export(results_dir, bundle_file, report, set_aside)
     say(f"{runs} runs of {results_dir}{'' if no_report else ' and their report'} in {bundle_file}")
 
 
@@ -112,6 +114,7 @@ def compare_command(results_dir):
     """Each cell of RESULTS_DIR beside the seeds' published cell with the same workload, engine, size,
     workers, board and medium; cells without one get the nearest published cells, said to be nearest."""
     report = build.build(results_dir)
+    warn_set_aside(results_dir, report.set_aside)
     shown = Table(title="Your cells next to the published results (ratio = yours / published; above 1: slower)",
                   title_justify="left")
     for column in ("cell", "yours (s)", "published", "source", "ratio", "match"):
@@ -226,7 +229,9 @@ def query_command(sql, results_dir, fmt):
       sbclab query "SELECT * FROM published WHERE workload = 'terasort' AND workers = 4"
       sbclab query "DESCRIBE runs"
     """
-    columns, rows = query.run_sql(load_runs(results_dir), sql)
+    runs, set_aside = read_runs(results_dir)
+    warn_set_aside(results_dir, set_aside)
+    columns, rows = query.run_sql(runs, sql)
     if fmt == "json":
         click.echo(json.dumps([dict(zip(columns, r)) for r in rows], indent=1, default=str))
     elif fmt == "csv":
@@ -249,7 +254,10 @@ def query_command(sql, results_dir, fmt):
 def diff_command(results_a, results_b, as_json):
     """Each cell RESULTS_A and RESULTS_B share: both mean times, B / A with its 95 % interval and
     Welch's t-test on the log times; 'no difference' where the interval covers 1 or p >= 0.05."""
-    found = diff.compare(load_runs(results_a), load_runs(results_b))
+    (runs_a, set_aside_a), (runs_b, set_aside_b) = read_runs(results_a), read_runs(results_b)
+    warn_set_aside(results_a, set_aside_a)
+    warn_set_aside(results_b, set_aside_b)
+    found = diff.compare(runs_a, runs_b)
     if as_json:
         click.echo(json.dumps({
             "a": str(results_a), "b": str(results_b), "differing": found.differing, "geomean_ratio": found.geomean,

@@ -17,7 +17,7 @@ from ..cluster.inventory import BoardAccess
 from ..cluster.nodes import default_backend
 from ..cluster.spec import ClusterSpec
 from ..errors import SbclabError
-from ..results.store import ResultsStore
+from ..results.store import ResultsStore, set_aside_warning
 from ..stack import lifecycle, presets, versions as stack_versions
 from ..units import format_size
 from .model import Cell, Experiment, Shape, cells
@@ -167,6 +167,12 @@ def _done_at_scale(found: Plan, stored: dict[str, set[float | None]]) -> set[str
     return done
 
 
+def _warn_set_aside(store: ResultsStore, say) -> None:
+    """A damaged document's cell is not done: said, as the cell runs again."""
+    if store.set_aside:
+        say(f"warning: {set_aside_warning(store.root, store.set_aside)} Their cells count as not run.")
+
+
 def prepare(experiment: Experiment, results, say=lambda message: None, boards: BoardAccess | None = None) -> Plan:
     """Every cluster shape checked against this host (or the inventory's boards) before anything
     starts; an impossible cell is named."""
@@ -176,10 +182,12 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
             boards_beside = workers - 1 if layout == "master-is-worker" else workers
             return [(h.name, h.role) for h in boards.inventory.first_workers(boards_beside).hosts]
         found = Plan(experiment, cells(experiment, node_names), completed_keys(store, on_boards=True), boards=boards)
+        _warn_set_aside(store, say)
         _native_only_where_no_containers(found, "ssh", say)
         _board_specs(found)
         return found
     stored = completed_scales(store)
+    _warn_set_aside(store, say)
     found = Plan(experiment, cells(experiment), set(stored))
     settings = experiment.cluster
     backend = backend_for(settings.backend, say)

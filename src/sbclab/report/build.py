@@ -15,7 +15,7 @@ from ..analysis.derived import (CellFigures, Comparison, Costs, datanode_resourc
                                 speedups, storage_gains)
 from ..analysis.verdicts import Verdict, verdict
 from ..results.schema import RunRecord
-from ..results.store import load_runs
+from ..results.store import SetAside, read_runs, set_aside_warning
 
 
 @dataclass
@@ -58,6 +58,7 @@ class Report:
     reproductions: list = field(default_factory=list)  # analysis.reproduction.Reproduction
     baseline: Path | None = None
     against_baseline: Diff | None = None  # these results (B) against the baseline's (A)
+    set_aside: list[SetAside] = field(default_factory=list)  # damaged documents left out, named first in warnings
 
     @property
     def excluded(self) -> list[tuple[RunRecord, str]]:
@@ -143,7 +144,7 @@ def power_warnings(runs: list[RunRecord], with_cluster: bool = False, estimated:
 
 
 def build(results: Path, costs: Costs | None = None, baseline: Path | None = None) -> Report:
-    runs = load_runs(results)
+    runs, set_aside = read_runs(results)
     costs = costs or Costs()
     cells = group(runs)
     cell_figures = [figures(c, costs) for c in cells]
@@ -151,7 +152,7 @@ def build(results: Path, costs: Costs | None = None, baseline: Path | None = Non
                    + datanode_resources(cells))
     clusters = clusters_in(runs)
     several = len(clusters) > 1
-    warnings = []
+    warnings = [set_aside_warning(results, set_aside)] if set_aside else []
     if several:
         warnings.append(f"These results come from {len(clusters)} different clusters ({'; '.join(clusters)}). "
                         "Their times are not comparable: each table keeps them apart, and speedups, gains and ratios "
@@ -177,9 +178,13 @@ def build(results: Path, costs: Costs | None = None, baseline: Path | None = Non
         for p, sources in reference.once(found):
             references.append(ReferenceMatch(f, p, sources))
     report = Report(Path(results), runs, cells, cell_figures, comparisons, {}, references, clusters, costs, warnings,
-                    datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]])
+                    datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]],
+                    set_aside=set_aside)
     report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
     report.reproductions = reproduction.from_results(results, runs)
     if baseline is not None:
-        report.baseline, report.against_baseline = Path(baseline), diff.compare(load_runs(baseline), runs)
+        theirs, left_out = read_runs(baseline)
+        if left_out:
+            report.warnings.insert(1 if set_aside else 0, set_aside_warning(baseline, left_out))
+        report.baseline, report.against_baseline = Path(baseline), diff.compare(theirs, runs)
     return report

@@ -20,7 +20,7 @@ from .. import __version__, atomic
 from ..digest import sha256
 from ..errors import SbclabError
 from .schema import SCHEMA_VERSION
-from .store import load
+from .store import SetAside, load
 
 MANIFEST = "BUNDLE.json"
 FOLDERS = ("runs", "logs", "series", "report")
@@ -31,19 +31,29 @@ def _files(root: Path, folder: str) -> list[Path]:
     return sorted(p for p in base.rglob("*") if p.is_file() and not p.is_symlink()) if base.is_dir() else []
 
 
-def export(results: Path, bundle: Path, report: Path | None = None) -> int:
+def _run_of(name: str) -> str:
+    """The run a file of runs/, logs/ or series/ belongs to: runs/ID.json, logs/ID/..., series/ID.json."""
+    return PurePosixPath(name).parts[1].removesuffix(".json")
+
+
+def export(results: Path, bundle: Path, report: Path | None = None, set_aside: list[SetAside] = ()) -> int:
     """Write the results directory (and a report folder, stored as report/) into `bundle`; the
-    number of runs in it."""
+    number of runs in it. The documents set aside are left out with their logs and series (an
+    import would refuse them), and listed in the manifest with why."""
     results = Path(results)
-    runs = _files(results, "runs")
+    left_out = {s.path.stem: s.reason for s in set_aside}
+    runs = [p for p in _files(results, "runs") if p.stem not in left_out]
     if not runs:
         raise SbclabError(f"{results} holds no runs to export.", "Give the directory you passed to 'sbclab run --results'.")
     members = {str(p.relative_to(results)): p for folder in ("runs", "logs", "series") for p in _files(results, folder)}
+    members = {name: path for name, path in members.items() if _run_of(name) not in left_out}
     if report is not None:
         members.update({f"report/{p.relative_to(report)}": p for p in sorted(Path(report).rglob("*")) if p.is_file()})
     manifest = {"sbclab": __version__, "schema_version": SCHEMA_VERSION, "source": str(results.resolve()),
                 "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "runs": len(runs),
                 "files": {name: sha256(path) for name, path in members.items()}}
+    if left_out:
+        manifest["left_out"] = {f"runs/{run}.json": why for run, why in sorted(left_out.items())}
     with atomic.open_for_write(bundle, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
         text = json.dumps(manifest, indent=1).encode()
         info = tarfile.TarInfo(MANIFEST)

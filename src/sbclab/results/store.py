@@ -1,11 +1,17 @@
-"""The results directory: runs/<run_id>.json (one document per run) and logs/<run_id>/.
+"""The results directory: runs/<run_id>.json (one document per run), logs/<run_id>/ and series/.
 
 Runs are written atomically as each finishes, so an interrupted suite loses nothing already run
 and leaves no half-written document. A document with an unknown schema version is refused.
+
+A damaged document (not JSON, not UTF-8, not an object, not a run) is set aside: left where it is,
+named in one warning, and the other runs are read. It is not moved, because reading must not change
+what a results directory stores (it may be read-only, shared, or being written by a running
+experiment), and because a repaired or restored document is read again as it is.
 """
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -14,14 +20,47 @@ from .. import atomic
 from ..errors import SbclabError
 from .schema import SCHEMA_VERSION, RunRecord
 
+_JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+class DamagedDocument(SbclabError):
+    """A file of runs/ that is no readable run document; a store sets it aside and reads the others."""
+
+    def __init__(self, path: Path, reason: str):
+        super().__init__(f"{path} is not a readable run document: {reason}.",
+                         "Restore it from a backup, or move it out of the results directory.")
+        self.path, self.reason = Path(path), reason
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A document of runs/ that could not be read, left where it is, and why."""
+
+    path: Path
+    reason: str
+
+
+def set_aside_warning(results: Path, set_aside: list[SetAside], shown: int = 5) -> str:
+    """One warning naming the documents set aside (the first few, with why) and what to do."""
+    named = "; ".join(f"{s.path.name} ({s.reason})" for s in set_aside[:shown])
+    more = f"; and {len(set_aside) - shown} more" if len(set_aside) > shown else ""
+    return (f"{len(set_aside)} run document(s) in {Path(results) / 'runs'} could not be read and were left out: "
+            f"{named}{more}. Restore them from a backup or move them out of runs/; the other runs are read as usual.")
+
 
 class ResultsStore:
     def __init__(self, root: Path):
         self.root = Path(root)
+        # The damaged documents the last reading met.
+        self.set_aside: list[SetAside] = []
 
     @property
     def runs_dir(self) -> Path:
         return self.root / "runs"
+
+    @property
+    def series_dir(self) -> Path:
+        return self.root / "series"
 
     def logs_dir(self, run_id: str) -> Path:
         return self.root / "logs" / run_id
@@ -36,7 +75,7 @@ class ResultsStore:
 
     def write_series(self, run_id: str, document: dict) -> Path:
         """A run's time series, beside its document (series/RUN_ID.json)."""
-        path = self.root / "series" / f"{run_id}.json"
+        path = self.series_dir / f"{run_id}.json"
         atomic.write_text(path, json.dumps(document, separators=(",", ":")) + "\n")
         return path
 
@@ -57,11 +96,22 @@ class ResultsStore:
         return [load(self.runs_dir / f"{i}.json") for i in sorted(i for i in run_ids if i)
                 if (self.runs_dir / f"{i}.json").exists()]
 
+    def documents(self) -> list[Path]:
+        return sorted(self.runs_dir.glob("*.json"))
+
     def runs(self) -> list[RunRecord]:
+        """Every readable run, oldest first; the damaged documents are in `set_aside`."""
         if not self.root.exists():
             raise SbclabError(f"There is no results directory {self.root}.",
                               "Give the directory you passed to 'sbclab run --results'.")
-        runs = [load(path) for path in sorted(self.runs_dir.glob("*.json"))]
+        runs, self.set_aside = [], []
+        for path in self.documents():
+            try:
+                runs.append(load(path))
+            except DamagedDocument as err:
+                self.set_aside.append(SetAside(path, err.reason))
+            except FileNotFoundError:
+                continue  # removed since it was listed
         return sorted(runs, key=lambda r: r.started_at)
 
 
@@ -72,27 +122,39 @@ def migrate(raw: dict) -> dict:
 
 
 def load(path: Path) -> RunRecord:
+    path = Path(path)
     try:
-        raw = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise SbclabError(f"{path} is not a readable run document ({err}).",
-                          "Move it out of the results directory, or restore it from a backup.") from err
+        text = path.read_bytes()
+    except FileNotFoundError:
+        raise  # not damaged: gone, which a caller listing runs/ may meet and pass over
+    except OSError as err:
+        raise DamagedDocument(path, f"unreadable ({err.strerror})") from err
+    try:
+        raw = json.loads(text.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise DamagedDocument(path, f"not UTF-8 text (byte {err.start})") from err
+    except json.JSONDecodeError as err:
+        raise DamagedDocument(path, f"not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from err
+    if not isinstance(raw, dict):
+        raise DamagedDocument(path, f"a JSON {_JSON_TYPES.get(type(raw), 'value')}, not an object")
     version = raw.get("schema_version")
-    if isinstance(version, int) and 1 <= version < SCHEMA_VERSION:
-        raw = migrate(raw)
-    elif version != SCHEMA_VERSION:
+    if type(version) is not int or version < 1:  # a boolean is no version either
+        raise DamagedDocument(path, f"no schema version (found {json.dumps(version)[:40]})")
+    if version > SCHEMA_VERSION:
         raise SbclabError(f"{path} has schema version {version}; this sbclab reads versions 1 to {SCHEMA_VERSION}.",
                           "Read it with the sbclab version that wrote it, or upgrade sbclab.")
+    if version < SCHEMA_VERSION:
+        raw = migrate(raw)
     try:
         return RunRecord.model_validate(raw)
     except ValidationError as err:
         first = err.errors()[0]
-        raise SbclabError(f"{path} does not match the run schema at '{'.'.join(map(str, first['loc']))}': {first['msg']}.",
-                          "Move it out of the results directory.") from err
+        where = ".".join(map(str, first["loc"]))
+        raise DamagedDocument(path, f"not the run schema at '{where}': {first['msg']}") from err
 
 
-def load_runs(results: Path) -> list[RunRecord]:
-    """Every run of a results directory, oldest first; a directory that holds none is refused."""
+def existing(results: Path) -> ResultsStore:
+    """The store of a results directory; a path that is none is refused in its own words."""
     results = Path(results)
     if not results.is_dir():
         raise SbclabError(f"There is no results directory {results}.",
@@ -100,7 +162,22 @@ def load_runs(results: Path) -> list[RunRecord]:
     if not (results / "runs").is_dir():
         raise SbclabError(f"{results} is not an sbclab results directory (it has no runs/ folder).",
                           "Give the directory you passed to 'sbclab run --results'; runs are stored in its runs/ folder.")
-    runs = ResultsStore(results).runs()
-    if not runs:
-        raise SbclabError(f"{results} holds no runs yet.", f"Run 'sbclab run --results {results}' first.")
-    return runs
+    return ResultsStore(results)
+
+
+def some(found: list, store: ResultsStore) -> list:
+    """What was read, refused when it is nothing."""
+    if found:
+        return found
+    if store.set_aside:
+        raise SbclabError(f"{store.root} holds no run document this sbclab can read.",
+                          set_aside_warning(store.root, store.set_aside))
+    raise SbclabError(f"{store.root} holds no runs yet.", f"Run 'sbclab run --results {store.root}' first.")
+
+
+def read_runs(results: Path) -> tuple[list[RunRecord], list[SetAside]]:
+    """Every readable run of a results directory, oldest first, and the documents set aside; a
+    directory without a readable run is refused."""
+    store = existing(results)
+    runs = some(store.runs(), store)
+    return runs, store.set_aside

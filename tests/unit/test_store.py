@@ -1,0 +1,127 @@
+"""The results store under bad files: a damaged document is set aside and named while the rest is read."""
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sbclab.cli import main_group
+from sbclab.errors import SbclabError
+from sbclab.results.store import ResultsStore, load
+
+FIXTURES = Path(__file__).parent / "fixtures" / "results"
+TERASORT = "20261122T200706Z-hadoop-terasort-2369"
+DAMAGED = "20261123T000000Z-hadoop-terasort-dead"
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    target = tmp_path / "results"
+    shutil.copytree(FIXTURES, target)
+    return target
+
+
+def _document() -> dict:
+    return json.loads((FIXTURES / "runs" / f"{TERASORT}.json").read_text())
+
+
+def _with(change) -> bytes:
+    doc = _document()
+    change(doc)
+    return json.dumps(doc).encode()
+
+
+# Each kind of damage a document meets (a disk filling, an editor, a copy cut short) and the words naming it.
+DAMAGE = {
+    "truncated": ((FIXTURES / "runs" / f"{TERASORT}.json").read_bytes()[:5000], "not valid JSON"),
+    "empty": (b"", "not valid JSON"),
+    "an array": (b"[]", "a JSON array, not an object"),
+    "null": (b"null", "a JSON null, not an object"),
+    "a number": (b"42", "a JSON number, not an object"),
+    "not UTF-8": ((FIXTURES / "runs" / f"{TERASORT}.json").read_bytes().replace(b'"emulated"', b'"\xe9mulated"', 1),
+                  "not UTF-8 text"),
+    "a string for a number": (_with(lambda d: d.update(wall_time_s="fast")), "not the run schema at 'wall_time_s'"),
+    "a string deep inside": (_with(lambda d: d["cluster"].update(workers="two")), "not the run schema at 'cluster.workers'"),
+    "no schema version": (_with(lambda d: d.pop("schema_version")), "no schema version"),
+    "a foreign object": (b'{"hello": "world"}', "no schema version"),
+}
+
+
+def _damage(results: Path, kind: str) -> str:
+    content, _ = DAMAGE[kind]
+    (results / "runs" / f"{DAMAGED}.json").write_bytes(content)
+    return DAMAGE[kind][1]
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_each_kind_of_damage_is_set_aside_with_its_reason_and_the_rest_read(results, kind):
+    words = _damage(results, kind)
+    store = ResultsStore(results)
+    assert len(store.runs()) == 3
+    [aside] = store.set_aside
+    assert aside.path.name == f"{DAMAGED}.json" and words in aside.reason
+    assert (results / "runs" / f"{DAMAGED}.json").exists(), "a reader leaves the document where it is"
+    with pytest.raises(SbclabError, match=words.replace("(", r"\(")):
+        load(results / "runs" / f"{DAMAGED}.json")  # a document read alone is still refused, naming why
+
+
+def test_a_newer_schema_is_still_refused_not_set_aside(results):
+    doc = _document()
+    doc.update(run_id="newer", schema_version=99)
+    (results / "runs" / "newer.json").write_text(json.dumps(doc))
+    with pytest.raises(SbclabError, match="schema version 99.*upgrade sbclab"):
+        ResultsStore(results).runs()
+
+
+def sbclab(*args: str):
+    done = CliRunner().invoke(main_group, list(args))
+    assert done.exit_code == 0, (done.output, done.exception)
+    return done
+
+
+def _one_warning(done) -> None:
+    warning = " ".join(done.stderr.split())
+    assert warning.count("could not be read") == 1 and f"{DAMAGED}.json (not valid JSON" in warning
+
+
+def test_report_query_diff_compare_and_export_read_the_other_runs_and_name_the_damaged_one(results, tmp_path):
+    _damage(results, "truncated")
+    report = sbclab("report", str(results), "--out", str(tmp_path / "report"))
+    _one_warning(report)
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert f"{DAMAGED}.json" in page and page.count('data-run="') >= 3
+
+    counted = sbclab("query", "SELECT count(*) AS n FROM runs", "--results", str(results), "--format", "json")
+    _one_warning(counted)
+    assert json.loads(counted.stdout) == [{"n": 3}], "the warning stays off the output a script reads"
+
+    other = tmp_path / "other"
+    shutil.copytree(FIXTURES, other)
+    compared = sbclab("diff", str(other), str(results))
+    _one_warning(compared)
+    assert "terasort/hadoop" in compared.stdout
+
+    _one_warning(sbclab("compare", str(results)))
+
+    bundle = tmp_path / "results.tar.gz"
+    (results / "series" / f"{DAMAGED}.json").write_text("{}")
+    exported = sbclab("results", "export", str(results), "--bundle", str(bundle), "--no-report")
+    _one_warning(exported)
+    with tarfile.open(bundle) as archive:
+        names = archive.getnames()
+        manifest = json.loads(archive.extractfile("BUNDLE.json").read())
+    assert manifest["runs"] == 3 and not [n for n in names if DAMAGED in n]
+    assert "not valid JSON" in manifest["left_out"][f"runs/{DAMAGED}.json"]
+    sbclab("results", "import", str(bundle), "--results", str(tmp_path / "imported"))
+    assert len(ResultsStore(tmp_path / "imported").runs()) == 3
+
+
+def test_a_directory_of_damaged_documents_only_is_refused_naming_them(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.json").write_text("null")
+    done = CliRunner().invoke(main_group, ["query", "SELECT 1", "--results", str(tmp_path)])
+    assert done.exit_code != 0 and "no run document this sbclab can read" in str(done.exception)
+    assert "a.json (a JSON null" in str(done.exception)
