@@ -1,7 +1,12 @@
-"""The results store under bad files: a damaged document is set aside and named while the rest is read."""
+"""The results store under bad files and two writers: a damaged document is set aside and named while
+the rest is read, and one experiment writes at a time."""
 
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -10,6 +15,7 @@ from click.testing import CliRunner
 
 from sbclab.cli import main_group
 from sbclab.errors import SbclabError
+from sbclab.experiments import model, orchestrator, plan
 from sbclab.results.store import ResultsStore, load
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
@@ -125,3 +131,75 @@ def test_a_directory_of_damaged_documents_only_is_refused_naming_them(tmp_path):
     done = CliRunner().invoke(main_group, ["query", "SELECT 1", "--results", str(tmp_path)])
     assert done.exit_code != 0 and "no run document this sbclab can read" in str(done.exception)
     assert "a.json (a JSON null" in str(done.exception)
+
+
+# --- one writer at a time
+
+
+def test_a_second_writer_is_refused_naming_the_first_and_the_lock_is_free_after(tmp_path):
+    first = ResultsStore(tmp_path)
+    with first.writing(["sbclab", "run", "first"]):
+        with pytest.raises(SbclabError, match=rf"being written by another sbclab \(pid {os.getpid()}, 'sbclab run first'"):
+            with ResultsStore(tmp_path).writing(["sbclab", "run", "second"]):
+                pass
+    with ResultsStore(tmp_path).writing(["sbclab", "run", "second"]):
+        pass
+
+
+def test_a_killed_writer_leaves_no_lock_behind(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom sbclab.results.store import ResultsStore\n"
+         f"with ResultsStore({str(tmp_path)!r}).writing(['sbclab', 'run']):\n    print('held', flush=True)\n"
+         "    time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(SbclabError, match=f"pid {holder.pid}"):
+            with ResultsStore(tmp_path).writing(["sbclab", "run"]):
+                pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with ResultsStore(tmp_path).writing(["sbclab", "run"]):
+        pass
+
+
+class _Display:
+    def __init__(self, results: Path):
+        self.results, self.said, self.refused = results, [], None
+
+    def start(self, total, skipped):
+        try:
+            with ResultsStore(self.results).writing(["sbclab", "run", "another"]):
+                pass
+        except SbclabError as err:
+            self.refused = err.message
+
+    def say(self, message):
+        self.said.append(message)
+
+    def cell(self, cell):
+        pass
+
+    def finished(self, cell, run):
+        pass
+
+    def stop(self):
+        pass
+
+
+def _execute(results: Path, monkeypatch) -> _Display:
+    """An experiment whose cells are all stored already: it runs nothing, but holds the directory."""
+    monkeypatch.setattr(orchestrator.packages, "check_here", lambda programs: None)
+    experiment = model.parse({"workloads": ["pi"], "workers": [1], "repetitions": 1})
+    cells = model.cells(experiment)
+    display = _Display(results)
+    orchestrator.execute(plan.Plan(experiment, cells, {c.key for c in cells}), orchestrator.Options(results, display))
+    return display
+
+
+def test_an_experiment_holds_its_results_directory_while_it_runs(results, monkeypatch):
+    display = _execute(results, monkeypatch)
+    assert display.refused and "being written by another sbclab" in display.refused
+    with ResultsStore(results).writing(["sbclab", "run"]):
+        pass

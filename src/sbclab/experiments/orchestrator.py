@@ -12,7 +12,8 @@ concurrent mix — is an experiment run here, and every run goes down the same c
 
 Every run is stored as it finishes, so Ctrl-C or SIGKILL loses at most the run in flight. A
 re-run skips cells stored and valid; failed and invalid cells run again. A job that fails is
-stored as failed with its cause and logs, and the experiment goes on.
+stored as failed with its cause and logs, and the experiment goes on. One experiment writes to a
+results directory at a time: a second is refused while the first lives.
 """
 
 import sys
@@ -86,31 +87,37 @@ def execute(found: plan.Plan, options: Options) -> list[RunRecord]:
         monitor = with_inventory_power(monitor, options.boards.inventory)
     programs, host_programs = _programs(found)
     packages.check_here(host_programs if options.boards is not None else [*host_programs, *programs])
-    stored: list[RunRecord] = []
-    todo = found.todo
     experiment_id = new_id("exp", experiment.name[:24].replace(" ", "-"))
-    display.start(total=len(todo), skipped=len(found.cells) - len(todo))
-    try:
-        for shape in dict.fromkeys(c.shape for c in todo):
-            spec = found.specs[shape]
-            if options.boards is not None:
-                _preflight_boards(found, spec, options.boards, display.say)
-            with cluster_for(spec, display.say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
-                             dist_dir=options.dist_dir, purge=options.boards is not None and options.purge_boards,
-                             bare=found.bare) as cluster:
-                if options.boards is not None and found.bare:
-                    display.say(f"checking {', '.join(programs)} on the boards")
-                    packages.ensure(cluster.transport, programs)
-                runner = Runner(cluster, store, monitor, document.Provenance(experiment_id, options.command),
-                                display.say)
-                runner.start_suite()
-                for cell in (c for c in todo if c.shape == shape):
-                    display.cell(cell)
-                    run = runner.run_cell(cell, experiment.between_runs)
-                    display.finished(cell, run)
-                stored += runner.stored
-    finally:
-        display.stop()
+    with store.writing(options.command):
+        display.start(total=len(found.todo), skipped=len(found.cells) - len(found.todo))
+        try:
+            return _run_shapes(found, options, store, monitor, programs, experiment_id)
+        finally:
+            display.stop()
+
+
+def _run_shapes(found: plan.Plan, options: Options, store: ResultsStore, monitor: MonitorSettings,
+                programs: list[str], experiment_id: str) -> list[RunRecord]:
+    """Each shape's cluster and the cells to run on it, in turn."""
+    experiment, display = found.experiment, options.display
+    stored: list[RunRecord] = []
+    for shape in dict.fromkeys(c.shape for c in found.todo):
+        spec = found.specs[shape]
+        if options.boards is not None:
+            _preflight_boards(found, spec, options.boards, display.say)
+        with cluster_for(spec, display.say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
+                         dist_dir=options.dist_dir, purge=options.boards is not None and options.purge_boards,
+                         bare=found.bare) as cluster:
+            if options.boards is not None and found.bare:
+                display.say(f"checking {', '.join(programs)} on the boards")
+                packages.ensure(cluster.transport, programs)
+            runner = Runner(cluster, store, monitor, document.Provenance(experiment_id, options.command), display.say)
+            runner.start_suite()
+            for cell in (c for c in found.todo if c.shape == shape):
+                display.cell(cell)
+                run = runner.run_cell(cell, experiment.between_runs)
+                display.finished(cell, run)
+            stored += runner.stored
     return stored
 
 

@@ -20,7 +20,7 @@ from .. import __version__, atomic
 from ..digest import sha256
 from ..errors import SbclabError
 from .schema import SCHEMA_VERSION
-from .store import SetAside, load
+from .store import ResultsStore, SetAside, load
 
 MANIFEST = "BUNDLE.json"
 FOLDERS = ("runs", "logs", "series", "report")
@@ -86,6 +86,13 @@ def import_bundle(bundle: Path, results: Path) -> Imported:
     except (OSError, tarfile.TarError) as err:
         raise SbclabError(f"{bundle} is not an sbclab bundle ({err}).", hint) from err
     results.mkdir(parents=True, exist_ok=True)
+    # Never beside an experiment writing to the same directory.
+    with ResultsStore(results).writing(["sbclab", "results", "import", str(bundle)]):
+        return _staged(archive, bundle, results, hint)
+
+
+def _staged(archive: tarfile.TarFile, bundle: Path, results: Path, hint: str) -> Imported:
+    """The bundle's files checked in a staging folder inside `results`, then merged."""
     staging = Path(tempfile.mkdtemp(dir=results, prefix=".import."))
     try:
         with archive:

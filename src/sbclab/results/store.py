@@ -7,11 +7,18 @@ A damaged document (not JSON, not UTF-8, not an object, not a run) is set aside:
 named in one warning, and the other runs are read. It is not moved, because reading must not change
 what a results directory stores (it may be read-only, shared, or being written by a running
 experiment), and because a repaired or restored document is read again as it is.
+
+One process writes to a results directory at a time (`writing`): it holds `.lock` with flock, which
+the kernel releases when the process ends however it ends, so a killed run leaves no stale lock.
 """
 
+import fcntl
 import json
+import os
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -20,6 +27,7 @@ from .. import atomic
 from ..errors import SbclabError
 from .schema import SCHEMA_VERSION, RunRecord
 
+LOCK = ".lock"
 _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
@@ -113,6 +121,33 @@ class ResultsStore:
             except FileNotFoundError:
                 continue  # removed since it was listed
         return sorted(runs, key=lambda r: r.started_at)
+
+    @contextmanager
+    def writing(self, command: list[str]):
+        """This process alone writes to the results directory while the block runs; another is refused,
+        naming the process that holds it."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            handle = open(self.root / LOCK, "a+")
+        except OSError as err:
+            raise SbclabError(f"Cannot write to the results directory {self.root} ({err.strerror}).",
+                              "Give a results directory this user may write to.") from err
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "another process"
+                raise SbclabError(f"{self.root} is being written by another sbclab ({holder}).",
+                                  "Wait for it to finish, or give this one another results directory.") from None
+            handle.seek(0)
+            handle.truncate()
+            started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            handle.write(f"pid {os.getpid()}, '{' '.join(command)}', since {started}\n")
+            handle.flush()
+            yield self
+        finally:
+            handle.close()  # closing releases the lock; the file stays, as taking it again needs no cleanup
 
 
 def migrate(raw: dict) -> dict:
