@@ -1,5 +1,6 @@
-"""The results store under bad files and two writers: a damaged document is set aside and named while
-the rest is read, and one experiment writes at a time."""
+"""The results store under bad files, two writers and killed runs: a damaged document is set aside and
+named while the rest is read, one experiment writes at a time, and what a killed run left is removed
+by the next."""
 
 import json
 import os
@@ -203,3 +204,45 @@ def test_an_experiment_holds_its_results_directory_while_it_runs(results, monkey
     assert display.refused and "being written by another sbclab" in display.refused
     with ResultsStore(results).writing(["sbclab", "run"]):
         pass
+
+
+# --- what a killed run left
+
+
+def _killed_run_leftovers(results: Path) -> None:
+    """A stored run with an idle baseline; then what a run killed before its document leaves."""
+    doc = _document()
+    doc["measurements"]["idle_baseline"] = {"series": "series/20261122T200000Z-idle-aaaa.json"}
+    (results / "runs" / f"{TERASORT}.json").write_text(json.dumps(doc))
+    for name in ("20261122T200000Z-idle-aaaa", "20261122T210000Z-idle-bbbb", "20261122T210005Z-hadoop-pi-dead"):
+        (results / "series" / f"{name}.json").write_text("{}")
+    (results / "logs" / "20261122T210005Z-hadoop-pi-dead" / "samples").mkdir(parents=True)
+    (results / "logs" / "20261122T210005Z-hadoop-pi-dead" / "client.log").write_text("killed")
+    (results / "logs" / TERASORT).mkdir(parents=True)
+    (results / "logs" / TERASORT / "client.log").write_text("kept")
+    (results / "runs" / ".20261122T210005Z-hadoop-pi-dead.json.x1y2.tmp").write_text('{"half')
+    (results / ".import.abcd" / "runs").mkdir(parents=True)
+    _damage(results, "truncated")
+    (results / "series" / f"{DAMAGED}.json").write_text("{}")  # a damaged document still owns its series
+
+
+def test_what_a_killed_run_left_is_removed_and_what_stored_runs_own_is_kept(results):
+    _killed_run_leftovers(results)
+    before = {p.relative_to(results) for p in results.rglob("*")}
+    with ResultsStore(results).writing(["sbclab", "run"]) as store:
+        removed = store.remove_orphans()
+    assert sorted(map(str, removed)) == [
+        ".import.abcd", "logs/20261122T210005Z-hadoop-pi-dead", "runs/.20261122T210005Z-hadoop-pi-dead.json.x1y2.tmp",
+        "series/20261122T210000Z-idle-bbbb.json", "series/20261122T210005Z-hadoop-pi-dead.json"]
+    after = {p.relative_to(results) for p in results.rglob("*")}
+    assert all(not (results / p).exists() for p in removed)
+    assert {Path("series/20261122T200000Z-idle-aaaa.json"), Path(f"series/{TERASORT}.json"),
+            Path(f"series/{DAMAGED}.json"), Path(f"logs/{TERASORT}/client.log")} <= after
+    assert before - after == {p for p in before if any(p == r or r in p.parents for r in removed)}
+
+
+def test_an_experiment_removes_them_first_and_says_so(results, monkeypatch):
+    _killed_run_leftovers(results)
+    display = _execute(results, monkeypatch)
+    [said] = [m for m in display.said if m.startswith("removed what an interrupted run left")]
+    assert "logs/20261122T210005Z-hadoop-pi-dead" in said and not (results / "logs" / "20261122T210005Z-hadoop-pi-dead").exists()

@@ -11,9 +11,10 @@ concurrent mix — is an experiment run here, and every run goes down the same c
     store      the run's document written atomically (document.py)
 
 Every run is stored as it finishes, so Ctrl-C or SIGKILL loses at most the run in flight. A
-re-run skips cells stored and valid; failed and invalid cells run again. A job that fails is
-stored as failed with its cause and logs, and the experiment goes on. One experiment writes to a
-results directory at a time: a second is refused while the first lives.
+re-run skips cells stored and valid; failed and invalid cells run again, and what the run in
+flight left (series, logs, half-written files) is removed first. A job that fails is stored as
+failed with its cause and logs, and the experiment goes on. One experiment writes to a results
+directory at a time: a second is refused while the first lives.
 """
 
 import sys
@@ -89,11 +90,22 @@ def execute(found: plan.Plan, options: Options) -> list[RunRecord]:
     packages.check_here(host_programs if options.boards is not None else [*host_programs, *programs])
     experiment_id = new_id("exp", experiment.name[:24].replace(" ", "-"))
     with store.writing(options.command):
+        _remove_orphans(store, display.say)
         display.start(total=len(found.todo), skipped=len(found.cells) - len(found.todo))
         try:
             return _run_shapes(found, options, store, monitor, programs, experiment_id)
         finally:
             display.stop()
+
+
+def _remove_orphans(store: ResultsStore, say) -> None:
+    """What a killed experiment left beside the runs it stored: the series and logs of the run it
+    was in (whose document was never written) and half-written files. No other experiment is
+    writing here (this one holds the directory), so nothing of a live run is taken."""
+    removed = store.remove_orphans()
+    if removed:
+        shown = ", ".join(map(str, removed[:5])) + (f" and {len(removed) - 5} more" if len(removed) > 5 else "")
+        say(f"removed what an interrupted run left in {store.root} without storing its document: {shown}")
 
 
 def _run_shapes(found: plan.Plan, options: Options, store: ResultsStore, monitor: MonitorSettings,

@@ -86,7 +86,7 @@ def import_bundle(bundle: Path, results: Path) -> Imported:
     except (OSError, tarfile.TarError) as err:
         raise SbclabError(f"{bundle} is not an sbclab bundle ({err}).", hint) from err
     results.mkdir(parents=True, exist_ok=True)
-    # Never beside an experiment writing to the same directory.
+    # An experiment removes what an interrupted import left: the two never write here at once.
     with ResultsStore(results).writing(["sbclab", "results", "import", str(bundle)]):
         return _staged(archive, bundle, results, hint)
 

@@ -15,6 +15,7 @@ the kernel releases when the process ends however it ends, so a killed run leave
 import fcntl
 import json
 import os
+import re
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +29,11 @@ from ..errors import SbclabError
 from .schema import SCHEMA_VERSION, RunRecord
 
 LOCK = ".lock"
+# What a killed writer leaves: atomic.open_for_write's temporary files, bundle imports' staging folders.
+_UNFINISHED_FILE = re.compile(r"^\..+\.tmp$")
+_UNFINISHED_FOLDER = ".import."
+# Where a document names the series and logs it owns (its logs, its measurements, its idle baseline's series).
+_NAMED = re.compile(rb'"((?:series|logs)/[^"/]+)')
 _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
@@ -148,6 +154,43 @@ class ResultsStore:
             yield self
         finally:
             handle.close()  # closing releases the lock; the file stays, as taking it again needs no cleanup
+
+    def remove_orphans(self) -> list[Path]:
+        """Remove the series and logs that no stored document owns and the temporary files of an
+        unfinished write: what a killed run left before its document was written. Only under
+        `writing`, so no live process is still writing them. The paths removed, relative to the root."""
+        owned, stored = set(), {p.stem for p in self.documents()}
+        for path in self.documents():
+            try:
+                owned.update(name.decode(errors="replace") for name in _NAMED.findall(path.read_bytes()))
+            except OSError:
+                continue
+        removed = []
+        for path in sorted(self.series_dir.glob("*.json")) if self.series_dir.is_dir() else []:
+            if path.stem not in stored and f"series/{path.name}" not in owned:
+                path.unlink(missing_ok=True)
+                removed.append(path)
+        logs = self.root / "logs"
+        for path in sorted(logs.iterdir()) if logs.is_dir() else []:
+            if path.name not in stored and f"logs/{path.name}" not in owned:
+                _remove(path)
+                removed.append(path)
+        for folder in (self.runs_dir, self.series_dir):
+            for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+                if _UNFINISHED_FILE.match(path.name):
+                    path.unlink(missing_ok=True)
+                    removed.append(path)
+        for path in sorted(self.root.glob(f"{_UNFINISHED_FOLDER}*")):
+            _remove(path)
+            removed.append(path)
+        return [p.relative_to(self.root) for p in removed]
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def migrate(raw: dict) -> dict:
