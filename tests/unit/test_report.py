@@ -11,6 +11,7 @@ from sbclab.errors import SbclabError
 from sbclab.report import build, html, plots, tables
 from sbclab.analysis import query
 from sbclab.results import summary
+from sbclab.results.index import read_summaries
 from sbclab.results.store import read_runs
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
@@ -95,17 +96,17 @@ def test_a_foreign_json_file_among_the_runs_is_named_first_and_the_runs_reported
 
 
 def test_query_examples_run_on_recorded_runs(results):
-    runs, _ = read_runs(results)
+    summaries, _ = read_summaries(results)
     for _, sql in query.EXAMPLES:
-        columns, rows = query.run_sql(runs, sql)
+        columns, rows = query.run_sql(summaries, sql)
         assert columns and rows
-    columns, rows = query.run_sql(runs, "SELECT count(*) FROM nodes")
-    assert rows[0][0] == sum(len(r.measurements.nodes) for r in runs)
+    columns, rows = query.run_sql(summaries, "SELECT count(*) FROM nodes")
+    assert rows[0][0] == sum(len(r.measurements.nodes) for r in read_runs(results)[0])
 
 
 def test_a_bad_query_says_which_tables_exist(results):
     with pytest.raises(SbclabError, match="runs, nodes, published"):
-        query.run_sql(read_runs(results)[0], "SELECT * FROM nowhere")
+        query.run_sql(read_summaries(results)[0], "SELECT * FROM nowhere")
 
 
 def _other_cluster(results) -> None:

@@ -1,6 +1,6 @@
-"""The results store under bad files, two writers and killed runs: a damaged document is set aside and
-named while the rest is read, one experiment writes at a time, and what a killed run left is removed
-by the next."""
+"""The results store under bad files, two writers, killed runs and many runs: a damaged document is
+set aside and named while the rest is read, one experiment writes at a time, what a killed run left
+is removed on the next, and the index answers for the documents as they are now."""
 
 import json
 import os
@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from sbclab.cli import main_group
 from sbclab.errors import SbclabError
 from sbclab.experiments import model, orchestrator, plan
+from sbclab.results import index
 from sbclab.results.store import ResultsStore, load
 
 FIXTURES = Path(__file__).parent / "fixtures" / "results"
@@ -70,6 +71,7 @@ def test_each_kind_of_damage_is_set_aside_with_its_reason_and_the_rest_read(resu
     assert len(store.runs()) == 3
     [aside] = store.set_aside
     assert aside.path.name == f"{DAMAGED}.json" and words in aside.reason
+    assert len(index.summaries(store)) == 3 and [s.reason for s in store.set_aside] == [aside.reason]
     assert (results / "runs" / f"{DAMAGED}.json").exists(), "a reader leaves the document where it is"
     with pytest.raises(SbclabError, match=words.replace("(", r"\(")):
         load(results / "runs" / f"{DAMAGED}.json")  # a document read alone is still refused, naming why
@@ -80,7 +82,7 @@ def test_a_newer_schema_is_still_refused_not_set_aside(results):
     doc.update(run_id="newer", schema_version=99)
     (results / "runs" / "newer.json").write_text(json.dumps(doc))
     with pytest.raises(SbclabError, match="schema version 99.*upgrade sbclab"):
-        ResultsStore(results).runs()
+        index.summaries(ResultsStore(results))
 
 
 def sbclab(*args: str):
@@ -246,3 +248,81 @@ def test_an_experiment_removes_them_first_and_says_so(results, monkeypatch):
     display = _execute(results, monkeypatch)
     [said] = [m for m in display.said if m.startswith("removed what an interrupted run left")]
     assert "logs/20261122T210005Z-hadoop-pi-dead" in said and not (results / "logs" / "20261122T210005Z-hadoop-pi-dead").exists()
+
+
+# --- the index
+
+
+def test_the_index_summarises_each_run_as_its_document_does(results):
+    runs = ResultsStore(results).runs()
+    assert index.summaries(ResultsStore(results)) == [index.summary(r) for r in runs]
+    assert (results / index.INDEX).exists()
+
+
+def test_an_indexed_run_is_not_read_again_until_its_document_changes(results, monkeypatch):
+    monkeypatch.setattr(index, "RECENT_NS", 0)
+    store = ResultsStore(results)
+    first = index.summaries(store)
+    monkeypatch.setattr(index, "load", lambda path: pytest.fail(f"{path} read again"))
+    assert index.summaries(store) == first
+    path = results / "runs" / f"{TERASORT}.json"
+    doc = _document()
+    doc["wall_time_s"] = 1234.5
+    path.write_text(json.dumps(doc, indent=1))
+    monkeypatch.undo()
+    monkeypatch.setattr(index, "RECENT_NS", 0)
+    changed = {s.run["run_id"]: s.run["wall_time_s"] for s in index.summaries(store)}
+    assert changed[TERASORT] == 1234.5
+
+
+def test_a_document_changed_removed_damaged_or_repaired_after_indexing_is_seen(results, monkeypatch):
+    monkeypatch.setattr(index, "RECENT_NS", 0)
+    store = ResultsStore(results)
+    path = results / "runs" / f"{TERASORT}.json"
+    original = path.read_bytes()
+    stamp = path.stat().st_mtime_ns
+
+    def rewrite(content: bytes, tick: int) -> None:
+        """Written in place with the same size where it can be, a second later: only the time tells."""
+        path.write_bytes(content)
+        os.utime(path, ns=(stamp + tick * 10**9, stamp + tick * 10**9))
+
+    def times() -> dict[str, float]:
+        return {s.run["run_id"]: s.run["wall_time_s"] for s in index.summaries(store)}
+
+    assert TERASORT in times()
+    rewrite(original.replace(b'"wall_time_s": 117.532', b'"wall_time_s": 317.532', 1), 1)
+    assert times()[TERASORT] == 317.532
+    rewrite(b"[]" + b" " * (len(original) - 2), 2)
+    assert TERASORT not in times() and [s.path.name for s in store.set_aside] == [path.name]
+    rewrite(original, 3)
+    assert times()[TERASORT] == 117.532 and not store.set_aside
+    path.unlink()
+    assert TERASORT not in times()
+    assert TERASORT not in json.loads((results / index.INDEX).read_text())["runs"]
+
+
+def test_a_document_written_just_now_is_read_again_rather_than_trusted(results, monkeypatch):
+    for path in (results / "runs").iterdir():
+        os.utime(path)
+    store = ResultsStore(results)
+    index.summaries(store)
+    assert json.loads((results / index.INDEX).read_text())["runs"] == {}
+    read = []
+    monkeypatch.setattr(index, "load", lambda path: read.append(path) or load(path))
+    index.summaries(store)
+    assert len(read) == 3
+
+
+def test_a_damaged_index_or_one_of_other_code_is_rebuilt(results, monkeypatch):
+    monkeypatch.setattr(index, "RECENT_NS", 0)
+    store = ResultsStore(results)
+    expected = index.summaries(store)
+    (results / index.INDEX).write_text('{"fingerprint": "ab')
+    assert index.summaries(store) == expected
+    raw = json.loads((results / index.INDEX).read_text())
+    raw["fingerprint"] = "other code"
+    for entry in raw["runs"].values():
+        entry["run"]["wall_time_s"] = -1
+    (results / index.INDEX).write_text(json.dumps(raw))
+    assert index.summaries(store) == expected

@@ -10,7 +10,8 @@ import json
 from dataclasses import dataclass, field
 
 from ..earlier import FIRST_STACK
-from ..results.schema import ClusterShape, RunRecord
+from ..results.index import run_row
+from ..results.schema import RunRecord
 from ..units import format_size
 from .stats import Estimate, estimate, spread_warning
 
@@ -19,21 +20,8 @@ _NOT_DEFINING = {"output", "input", "input_run_id", "reuse_input", "rows", "seed
                  "cpu_period_us"}  # follows from the cluster, which the cell already names
 
 
-def status(run: RunRecord) -> str:
-    """headline | flagged | invalid | failed | unchecked: why a run does or does not count."""
-    if run.exit_status != 0:
-        return "failed"
-    if run.validity.valid is False:
-        return "invalid"
-    if run.validity.valid is None:
-        return "unchecked"
-    if run.flagged:
-        return "flagged"
-    return "headline"
-
-
 def exclusion_reason(run: RunRecord) -> str:
-    kind = status(run)
+    kind = run.status
     if kind == "failed":
         return f"exit status {run.exit_status}"
     if kind == "invalid":
@@ -46,24 +34,24 @@ def exclusion_reason(run: RunRecord) -> str:
     return ""
 
 
+def _identity(backend: str, hostname: str | None, factor: float, name: str) -> str:
+    host = "?" if hostname is None else hostname
+    if backend == "emulated":
+        return f"emulated on {host} at scale {factor:.3g}"
+    if backend == "processes":
+        return f"processes on {host} (unshaped)"
+    return f"{backend} cluster {name}"
+
+
 def cluster_identity(run: RunRecord) -> str:
     """What makes two runs' times comparable: the machine(s), the backend and the emulation scale."""
-    if run.cluster.backend == "emulated":
-        return f"emulated on {run.host.get('hostname', '?')} at scale {run.scale.factor:.3g}"
-    if run.cluster.backend == "processes":
-        return f"processes on {run.host.get('hostname', '?')} (unshaped)"
-    return f"{run.cluster.backend} cluster {run.cluster.name}"
+    return _identity(run.cluster.backend, run.host.get("hostname"), run.scale.factor, run.cluster.name)
 
 
-def size_of(run: RunRecord) -> int | None:
-    size = run.parameters.get("size_bytes")
-    return int(size) if size else None
-
-
-def setup_of(cluster: ClusterShape) -> str:
+def setup_of(spark_manager: str, layout: str, runtime: str, stack: str) -> str:
     """The cluster's choices that differ from the first clusters sbclab made, in a few words."""
-    chosen = (cluster.spark_manager, cluster.layout, cluster.runtime, cluster.stack)
-    return " ".join(value for value in chosen if value not in ("yarn", "separate-master", "native", FIRST_STACK))
+    return " ".join(value for value in (spark_manager, layout, runtime, stack)
+                    if value not in ("yarn", "separate-master", "native", FIRST_STACK))
 
 
 @dataclass(frozen=True, order=True)
@@ -83,16 +71,24 @@ class CellKey:
 
     @classmethod
     def of(cls, run: RunRecord) -> "CellKey":
-        extra = {k: v for k, v in sorted(run.parameters.items()) if k not in _NOT_DEFINING and k != "size_bytes"}
-        if run.parameters.get("n_from") == "Eq. 2":
+        return cls.of_row(run_row(run))
+
+    @classmethod
+    def of_row(cls, row: dict) -> "CellKey":
+        """The cell of a run's summary row (results/index.py), as `diff` reads it from the index."""
+        parameters = json.loads(row["parameters"])
+        extra = {k: v for k, v in sorted(parameters.items()) if k not in _NOT_DEFINING and k != "size_bytes"}
+        if parameters.get("n_from") == "Eq. 2":
             extra.pop("n", None)  # N follows the node count by Baun's Eq. 2: the memory fraction defines the cell
-        if run.workload != "pi":
+        if row["workload"] != "pi":
             extra.pop("maps", None)  # derived from the input size for data workloads
         # An MPI run may use fewer workers than the cluster has (HPL at 1, 2, 4 ... nodes).
-        workers = int(run.parameters.get("nodes") or run.cluster.workers)
-        return cls(run.workload, run.engine, size_of(run) or 0, workers, run.cluster.board,
-                   run.cluster.storage, run.cluster.preset, cluster_identity(run),
-                   json.dumps(extra, sort_keys=True) if extra else "", setup_of(run.cluster))
+        workers = int(parameters.get("nodes") or row["workers"])
+        size = parameters.get("size_bytes")
+        return cls(row["workload"], row["engine"], int(size) if size else 0, workers, row["board"], row["storage"],
+                   row["preset"], _identity(row["backend"], row["host"], row["scale_factor"], row["cluster"]),
+                   json.dumps(extra, sort_keys=True) if extra else "",
+                   setup_of(row["spark_manager"], row["layout"], row["runtime"], row["stack"]))
 
     def label(self, with_cluster: bool = False) -> str:
         """The cell in one line; with_cluster names the cluster too, which a table holding runs of
@@ -178,8 +174,9 @@ def cold_start_warning(runs: list[RunRecord]) -> str | None:
 def group(runs: list[RunRecord]) -> list[Cell]:
     cells: dict[CellKey, Cell] = {}
     for run in runs:
-        cell = cells.setdefault(CellKey.of(run), Cell(CellKey.of(run)))
-        (cell.runs if status(run) == "headline" else cell.excluded).append(run)
+        key = CellKey.of(run)
+        cell = cells.setdefault(key, Cell(key))
+        (cell.runs if run.status == "headline" else cell.excluded).append(run)
     return [cells[k] for k in sorted(cells)]
 
 

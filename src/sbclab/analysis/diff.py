@@ -20,11 +20,9 @@ from dataclasses import dataclass, fields
 
 from scipy import stats as scipy_stats
 
-from ..results.schema import RunRecord
 from ..units import format_size
-from . import cells as cell_groups
-from .cells import Cell, CellKey
-from .stats import Derived, Estimate, ratio
+from .cells import CellKey
+from .stats import Derived, Estimate, estimate, ratio
 
 ALPHA = 0.05
 # What may differ between the two sets as a whole; the rest is what a cell ran and must match.
@@ -80,11 +78,11 @@ def _values(key: CellKey, dimension: str) -> str:
     return str(value) if value != "" else "(default)"
 
 
-def _set_wide_differences(a: list[Cell], b: list[Cell]) -> dict[str, tuple[str, str]]:
+def _set_wide_differences(a: list[CellKey], b: list[CellKey]) -> dict[str, tuple[str, str]]:
     found = {}
     for dimension in SET_WIDE:
-        in_a = {_values(c.key, dimension) for c in a}
-        in_b = {_values(c.key, dimension) for c in b}
+        in_a = {_values(k, dimension) for k in a}
+        in_b = {_values(k, dimension) for k in b}
         if len(in_a) == 1 and len(in_b) == 1 and in_a != in_b:
             found[dimension] = (in_a.pop(), in_b.pop())
     return found
@@ -104,30 +102,42 @@ def _label(key: CellKey, ignored: set[str], with_parameters: bool = False) -> st
     return " ".join(part for part in parts if part)
 
 
-def _labeller(a: list[Cell], b: list[Cell], ignored: set[str]):
+def _labeller(a: list[CellKey], b: list[CellKey], ignored: set[str]):
     def plain(key: CellKey) -> tuple:
         return _matching(key, ignored | {"parameters"})
-    alike = {k for side in (a, b) for k, n in Counter(plain(c.key) for c in side).items() if n > 1}
+    alike = {k for side in (a, b) for k, n in Counter(plain(key) for key in side).items() if n > 1}
     return lambda key: _label(key, ignored, plain(key) in alike)
 
 
-def compare(runs_a: list[RunRecord], runs_b: list[RunRecord]) -> Diff:
-    """The common cells of two result sets with B against A; the cells only one set has, by label."""
-    a, b = [c for c in cell_groups.group(runs_a) if c.runs], [c for c in cell_groups.group(runs_b) if c.runs]
-    differing = _set_wide_differences(a, b)
+def counted_times(runs: list[dict]) -> dict[CellKey, list[float]]:
+    """Each cell of a result set with the wall times of its runs fit for headline figures (a cell
+    without one is left out, as it has no statistics)."""
+    times: dict[CellKey, list[float]] = {}
+    for run in runs:
+        counted = times.setdefault(CellKey.of_row(run), [])
+        if run["status"] == "headline":
+            counted.append(run["wall_time_s"])
+    return {key: times[key] for key in sorted(times) if times[key]}
+
+
+def compare(runs_a: list[dict], runs_b: list[dict]) -> Diff:
+    """The common cells of two result sets with B against A; the cells only one set has, by label.
+    The runs are their summary rows (results/index.py), which the index holds for every stored run."""
+    a, b = counted_times(runs_a), counted_times(runs_b)
+    differing = _set_wide_differences(list(a), list(b))
     ignored = set(differing)
-    label = _labeller(a, b, ignored)
-    by_key_b = {_matching(c.key, ignored): c for c in b}
+    label = _labeller(list(a), list(b), ignored)
+    by_key_b = {_matching(key, ignored): key for key in b}
     rows, matched = [], set()
-    for cell_a in a:
-        key = _matching(cell_a.key, ignored)
-        cell_b = by_key_b.get(key)
-        if cell_b is None:
+    for key_a, times_a in a.items():
+        key = _matching(key_a, ignored)
+        key_b = by_key_b.get(key)
+        if key_b is None:
             continue
         matched.add(key)
-        times_a, times_b = [r.wall_time_s for r in cell_a.runs], [r.wall_time_s for r in cell_b.runs]
-        rows.append(Row(label(cell_a.key), cell_a.wall_time, cell_b.wall_time,
-                        ratio(cell_b.wall_time, cell_a.wall_time), welch_on_logs(times_a, times_b)))
-    only_a = [label(c.key) for c in a if _matching(c.key, ignored) not in by_key_b]
-    only_b = [label(c.key) for c in b if _matching(c.key, ignored) not in matched]
+        times_b = b[key_b]
+        wall_a, wall_b = estimate(times_a), estimate(times_b)
+        rows.append(Row(label(key_a), wall_a, wall_b, ratio(wall_b, wall_a), welch_on_logs(times_a, times_b)))
+    only_a = [label(k) for k in a if _matching(k, ignored) not in by_key_b]
+    only_b = [label(k) for k in b if _matching(k, ignored) not in matched]
     return Diff(rows, differing, only_a, only_b)

@@ -1,8 +1,9 @@
 """SQL over stored runs with DuckDB: `sbclab query "SELECT ..." --results DIR`.
 
-Three tables are built in memory from the run documents each time (the documents stay the one
-source of truth): `runs` (one row per run), `nodes` (one row per run and node, the measured
-figures) and `published` (the seeds' results, one printed number per row).
+Three tables are built in memory each time: `runs` (one row per run) and `nodes` (one row per run
+and node, the measured figures) from the runs' summaries (results/index.py: read from the index,
+the documents staying the one source of truth), and `published` (the seeds' results, one printed
+number per row).
 """
 
 import json
@@ -12,9 +13,8 @@ from pathlib import Path
 import duckdb
 
 from ..errors import SbclabError
-from ..results.schema import RunRecord
+from ..results.index import Summary
 from . import reference
-from .cells import status
 
 EXAMPLES = [
     ("mean time per workload and engine",
@@ -28,42 +28,6 @@ EXAMPLES = [
 ]
 
 
-def run_row(run: RunRecord) -> dict:
-    m = run.measurements
-    cp = m.cluster_power if m else None
-    inter = m.intermediate if m else None
-    return {
-        "run_id": run.run_id, "experiment_id": run.experiment_id, "repetition": run.repetition,
-        "workload": run.workload, "engine": run.engine, "size_bytes": run.parameters.get("size_bytes"),
-        "workers": run.cluster.workers, "board": run.cluster.board, "storage": run.cluster.storage,
-        "preset": run.cluster.preset, "backend": run.cluster.backend, "emulated": run.cluster.emulated,
-        "scale_factor": run.scale.factor, "host": run.host.get("hostname"),
-        "started_at": run.started_at.isoformat(), "wall_time_s": run.wall_time_s, "exit_status": run.exit_status,
-        "valid": run.validity.valid, "flagged": run.flagged, "status": status(run),
-        "energy_j": cp.energy_j if cp else None, "avg_w": cp.avg_w if cp else None,
-        "energy_above_idle_j": cp.energy_above_idle_j if cp else None,
-        "power_estimated": cp.estimate if cp else None,
-        "intermediate_device_bytes": inter.device_bytes if inter else None,
-        "intermediate_device_ratio": inter.device_ratio if inter else None,
-        "intermediate_engine_bytes": inter.engine_bytes if inter else None,
-        "intermediate_engine_ratio": inter.engine_ratio if inter else None,
-        "parameters": json.dumps(run.parameters, sort_keys=True), "command": " ".join(run.command),
-    }
-
-
-def node_rows(run: RunRecord) -> list[dict]:
-    if not run.measurements:
-        return []
-    rows = []
-    for name, figures in run.measurements.nodes.items():
-        power = run.measurements.power.get(name)
-        row = {"run_id": run.run_id, "node": name, **figures.model_dump(exclude={"gaps", "sampler_errors"}),
-               "gaps": len(figures.gaps), "energy_j": power.energy_j if power else None,
-               "power_source": power.source if power else None}
-        rows.append(row)
-    return rows
-
-
 def published_rows() -> list[dict]:
     return [{"seed": p.seed, "table": p.table, "metric": p.metric, "unit": p.unit, "value": p.value,
              "printed": p.printed, **{k: p.dimensions.get(k) for k in ("workload", "engine", "size", "workers", "board", "storage")},
@@ -71,10 +35,9 @@ def published_rows() -> list[dict]:
             for p in reference.published()]
 
 
-def connect(runs: list[RunRecord]) -> duckdb.DuckDBPyConnection:
+def connect(runs: list[Summary]) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    tables = {"runs": [run_row(r) for r in runs], "nodes": [n for r in runs for n in node_rows(r)],
-              "published": published_rows()}
+    tables = {"runs": [r.run for r in runs], "nodes": [n for r in runs for n in r.nodes], "published": published_rows()}
     with tempfile.TemporaryDirectory(prefix="sbclab-query-") as tmp:
         for name, rows in tables.items():
             path = Path(tmp) / f"{name}.json"
@@ -86,7 +49,7 @@ def connect(runs: list[RunRecord]) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def run_sql(runs: list[RunRecord], sql: str) -> tuple[list[str], list[tuple]]:
+def run_sql(runs: list[Summary], sql: str) -> tuple[list[str], list[tuple]]:
     con = connect(runs)
     try:
         cursor = con.execute(sql)

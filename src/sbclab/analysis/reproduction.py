@@ -22,7 +22,7 @@ from ..results.schema import RunRecord
 from ..units import format_size
 from . import breakdown, judgement, reference, scaling, stats, tasks
 from .breakdown import Breakdown
-from .cells import cold_start_warning, status
+from .cells import cold_start_warning
 
 _UNIT_BYTES = {"GB": 1e9, "MB": 1e6, "KB": 1e3}
 
@@ -286,7 +286,7 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
             if p.seed == seed and p.table == table and p.metric in layout.metrics]
     rows += list({_key(c.dimensions): c for p in rows if p.metric == STATED for c in stated_cells(p)}.values())
     title = rows[0].title if rows else ""
-    counted = [r for r in runs if status(r) == "headline"]
+    counted = [r for r in runs if r.status == "headline"]
     entries = []
     for p in rows:
         # A stated ratio is formed from its cells' runs (stated_cells), none of its own.

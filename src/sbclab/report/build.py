@@ -10,10 +10,11 @@ from pathlib import Path
 
 from ..analysis import diff, reference, reproduction
 from ..analysis.diff import Diff
-from ..analysis.cells import Cell, CellKey, cluster_identity, clusters_in, exclusion_reason, group, status
+from ..analysis.cells import Cell, CellKey, cluster_identity, clusters_in, exclusion_reason, group
 from ..analysis.derived import (CellFigures, Comparison, Costs, datanode_resources, engine_ratios, figures, setup_ratios,
                                 speedups, storage_gains)
 from ..analysis.verdicts import Verdict, verdict
+from ..results.index import read_summaries, run_row
 from ..results.schema import RunRecord
 from ..results.store import SetAside, read_runs, set_aside_warning
 
@@ -62,7 +63,7 @@ class Report:
 
     @property
     def excluded(self) -> list[tuple[RunRecord, str]]:
-        return [(r, exclusion_reason(r)) for r in self.runs if status(r) != "headline"]
+        return [(r, exclusion_reason(r)) for r in self.runs if r.status != "headline"]
 
     @property
     def emulated(self) -> bool:
@@ -183,8 +184,9 @@ def build(results: Path, costs: Costs | None = None, baseline: Path | None = Non
     report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
     report.reproductions = reproduction.from_results(results, runs)
     if baseline is not None:
-        theirs, left_out = read_runs(baseline)
+        theirs, left_out = read_summaries(baseline)
         if left_out:
             report.warnings.insert(1 if set_aside else 0, set_aside_warning(baseline, left_out))
-        report.baseline, report.against_baseline = Path(baseline), diff.compare(theirs, runs)
+        report.baseline = Path(baseline)
+        report.against_baseline = diff.compare([s.run for s in theirs], [run_row(r) for r in runs])
     return report

@@ -7,14 +7,13 @@ averaged; every row names its runs."""
 import statistics
 
 from ..analysis import stats
-from ..analysis.cells import status
 from ..results.schema import RunRecord
 from .build import Report
 from .plots import Plot, plt, render_figure
 
 
 def _counted(report: Report, workload: str) -> list[RunRecord]:
-    return [r for r in report.runs if r.workload == workload and status(r) == "headline"]
+    return [r for r in report.runs if r.workload == workload and r.status == "headline"]
 
 
 def _by(runs: list[RunRecord], key) -> dict:

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 from .. import atomic
-from ..analysis.cells import status
 from ..results.schema import SPARK_STAGE_GROUP
 from ..results.summary import memory_line
 from ..units import format_size
@@ -68,7 +67,7 @@ def run_rows(report: Report) -> list[dict]:
             "run_id": run.run_id, "workload": run.workload, "engine": run.engine,
             "size_bytes": run.parameters.get("size_bytes"), "workers": run.cluster.workers,
             "board": run.cluster.board, "storage": run.cluster.storage, "preset": run.cluster.preset,
-            "status": status(run), "wall_time_s": _r(run.wall_time_s),
+            "status": run.status, "wall_time_s": _r(run.wall_time_s),
             "energy_j": _r(m.cluster_power.energy_j, 1) if m and m.cluster_power else None,
             "power_sources": " ".join(f"{n}={s}" for n, s in sorted(m.cluster_power.sources.items())) if m and m.cluster_power else None,
             "verdict": v.label, "verdict_sentence": v.sentence,

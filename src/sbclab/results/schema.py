@@ -156,3 +156,14 @@ class RunRecord(BaseModel):
     @property
     def succeeded(self) -> bool:
         return self.exit_status == 0 and self.validity.valid is not False
+
+    @property
+    def status(self) -> str:
+        """headline | flagged | invalid | failed | unchecked: why a run does or does not count."""
+        if self.exit_status != 0:
+            return "failed"
+        if self.validity.valid is False:
+            return "invalid"
+        if self.validity.valid is None:
+            return "unchecked"
+        return "flagged" if self.flagged else "headline"

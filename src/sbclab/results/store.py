@@ -29,7 +29,8 @@ from ..errors import SbclabError
 from .schema import SCHEMA_VERSION, RunRecord
 
 LOCK = ".lock"
-# What a killed writer leaves: atomic.open_for_write's temporary files, bundle imports' staging folders.
+# What a killed writer leaves: atomic.open_for_write's temporary files (a document's, a series', the
+# index's), bundle imports' staging folders.
 _UNFINISHED_FILE = re.compile(r"^\..+\.tmp$")
 _UNFINISHED_FOLDER = ".import."
 # Where a document names the series and logs it owns (its logs, its measurements, its idle baseline's series).
@@ -175,7 +176,7 @@ class ResultsStore:
             if path.name not in stored and f"logs/{path.name}" not in owned:
                 _remove(path)
                 removed.append(path)
-        for folder in (self.runs_dir, self.series_dir):
+        for folder in (self.root, self.runs_dir, self.series_dir):
             for path in sorted(folder.iterdir()) if folder.is_dir() else []:
                 if _UNFINISHED_FILE.match(path.name):
                     path.unlink(missing_ok=True)
