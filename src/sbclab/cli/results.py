@@ -110,7 +110,7 @@ def _fmt(value, fmt="{:.1f}"):
 def compare_command(results_dir):
     """Each cell of RESULTS_DIR beside the seeds' published cell with the same workload, engine, size,
     workers, board and medium; cells without one get the nearest published cells, said to be nearest."""
-    report = build.build(results_dir)
+    report = build.build(results_dir, verdicts=False)
     warn_set_aside(results_dir, report.set_aside)
     shown = Table(title="Your cells next to the published results (ratio = yours / published; above 1: slower)",
                   title_justify="left")

@@ -144,7 +144,9 @@ def power_warnings(runs: list[RunRecord], with_cluster: bool = False, estimated:
     return out
 
 
-def build(results: Path, costs: Costs | None = None, baseline: Path | None = None) -> Report:
+def build(results: Path, costs: Costs | None = None, baseline: Path | None = None, verdicts: bool = True) -> Report:
+    """The report of a results directory; `verdicts` False leaves out each run's bottleneck verdict,
+    which reads the run's series (what `sbclab compare` has no use for)."""
     runs, set_aside = read_runs(results)
     costs = costs or Costs()
     cells = group(runs)
@@ -181,7 +183,8 @@ def build(results: Path, costs: Costs | None = None, baseline: Path | None = Non
     report = Report(Path(results), runs, cells, cell_figures, comparisons, {}, references, clusters, costs, warnings,
                     datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), ["sbclab", *sys.argv[1:]],
                     set_aside=set_aside)
-    report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
+    if verdicts:
+        report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
     report.reproductions = reproduction.from_results(results, runs)
     if baseline is not None:
         theirs, left_out = read_summaries(baseline)
