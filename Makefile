@@ -78,6 +78,7 @@ bench: setup
 	$(BIN)/python bench/fidelity.py
 	$(BIN)/python bench/monitor_overhead.py
 	$(BIN)/python bench/generator.py
+	$(BIN)/python bench/store.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info dist src/sbclab/java/jobs/target
