@@ -125,3 +125,22 @@ def test_the_named_mistakes_are_sentences(tmp_path, capsys):
         status, printed = answer(argv, capsys)
         lines = [line for line in printed.splitlines() if line.strip()]
         assert status != 0 and len(lines) <= 3 and any("rror" in line for line in lines), printed
+
+
+LATIN_1 = "caf\xe9".encode("latin-1")  # a file saved by an editor set to Latin-1
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("experiment.yaml", lambda f, r: ["bench", f, "--dry-run", "--backend", "processes", "--results", r]),
+    ("hosts.yml", lambda f, r: ["bench", "--workloads", "pi", "--dry-run", "--inventory", f, "--results", r]),
+    ("power.yml", lambda f, r: ["bench", "--workloads", "pi", "--dry-run", "--backend", "processes", "--power-file", f,
+                                "--results", r]),
+    ("runs/r1.json", lambda f, r: ["report", r]),
+])
+def test_a_file_not_in_utf8_is_named_with_its_byte_and_line(tmp_path, capsys, name, argv):
+    results = tmp_path / "r"
+    path = (results if name.startswith("runs/") else tmp_path) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"# made elsewhere\nname: " + LATIN_1 + b"\n")
+    status, printed = answer(argv(path, results), capsys)
+    assert status != 0 and f"{path} is not UTF-8 text: byte 0xe9 on line 2" in printed, printed

@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .. import profiles
+from .. import profiles, utf8
 from ..errors import SbclabError
 
 _HOST_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,62}$")
@@ -217,7 +217,7 @@ def _check_cluster(source: str, hosts: list[Host]) -> None:
 
 def load(path: Path) -> Inventory:
     try:
-        text = Path(path).read_text()
+        text = utf8.read(path)
     except OSError as err:
         raise SbclabError(f"Cannot read the inventory {path}: {err.strerror}.",
                           "Give the path of a YAML inventory; examples/inventory.yml is a template.") from err

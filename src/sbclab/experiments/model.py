@@ -16,7 +16,7 @@ from typing import Annotated, Any, Callable, ClassVar, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .. import workloads as registry
+from .. import utf8, workloads as registry
 from ..cluster.spec import DESKTOP_MASTER, DESKTOP_MASTER_STORAGE, LAYOUTS, RUNTIMES
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
@@ -244,7 +244,7 @@ class Cell(BaseModel):
 def load(path: Path) -> Experiment:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(utf8.read(path))
     except (OSError, yaml.YAMLError) as err:
         raise SbclabError(f"Cannot read the experiment file {path}: {' '.join(str(err).split())}.",
                           "Give a readable YAML file; see examples/experiments/.") from err

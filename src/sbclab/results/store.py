@@ -10,9 +10,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .. import atomic
+from .. import atomic, utf8
 from ..errors import SbclabError
 from .schema import SCHEMA_VERSION, RunRecord
+
+DAMAGED = "Move it out of the results directory, or restore it from a backup."
 
 
 class ResultsStore:
@@ -73,10 +75,9 @@ def migrate(raw: dict) -> dict:
 
 def load(path: Path) -> RunRecord:
     try:
-        raw = json.loads(Path(path).read_text())
+        raw = json.loads(utf8.read(path, DAMAGED))
     except (OSError, json.JSONDecodeError) as err:
-        raise SbclabError(f"{path} is not a readable run document ({err}).",
-                          "Move it out of the results directory, or restore it from a backup.") from err
+        raise SbclabError(f"{path} is not a readable run document ({err}).", DAMAGED) from err
     version = raw.get("schema_version")
     if isinstance(version, int) and 1 <= version < SCHEMA_VERSION:
         raw = migrate(raw)
