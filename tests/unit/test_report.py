@@ -94,6 +94,14 @@ def test_a_foreign_json_file_among_the_runs_is_named(results):
         build.build(results)
 
 
+@pytest.mark.parametrize("damage", [b"[]", b"null", b'{"nodes": "caf\xe9"}', b"{cut sho"])
+def test_a_damaged_series_leaves_the_report_of_its_run(results, tmp_path, damage):
+    for path in (results / "series").glob("*.json"):
+        path.write_bytes(damage)
+    written = html.write(build.build(results), tmp_path / "out")
+    assert written["html"].exists()
+
+
 def test_query_examples_run_on_recorded_runs(results):
     runs = load_runs(results)
     for _, sql in query.EXAMPLES:

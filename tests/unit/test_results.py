@@ -53,12 +53,15 @@ def test_unknown_schema_versions_are_refused_with_advice(tmp_path):
     assert "schema version" in str(err.value) and "upgrade" in str(err.value)
 
 
-def test_corrupt_documents_are_named(tmp_path):
+@pytest.mark.parametrize("content, words", [(b"{not json", "not a readable run document"),
+                                            (b"[]", "holds []"), (b"null", "holds null"), (b"3", "holds 3"),
+                                            (b'{"run_id": "caf\xe9"}', "byte 0xe9 on line 1")])
+def test_corrupt_documents_are_named(tmp_path, content, words):
     (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "bad.json").write_text("{not json")
+    (tmp_path / "runs" / "bad.json").write_bytes(content)
     with pytest.raises(SbclabError) as err:
         ResultsStore(tmp_path).runs()
-    assert "bad.json" in str(err.value)
+    assert "bad.json" in str(err.value) and words in str(err.value) and "Move it out" in str(err.value)
 
 
 def test_validity_is_all_checks_and_unknown_without_checks():

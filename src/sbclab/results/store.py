@@ -78,6 +78,9 @@ def load(path: Path) -> RunRecord:
         raw = json.loads(utf8.read(path, DAMAGED))
     except (OSError, json.JSONDecodeError) as err:
         raise SbclabError(f"{path} is not a readable run document ({err}).", DAMAGED) from err
+    if not isinstance(raw, dict):
+        raise SbclabError(f"{path} is not a run document: it holds {json.dumps(raw)[:40]} where a run's fields belong.",
+                          DAMAGED)
     version = raw.get("schema_version")
     if isinstance(version, int) and 1 <= version < SCHEMA_VERSION:
         raw = migrate(raw)
