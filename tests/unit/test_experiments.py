@@ -51,6 +51,10 @@ def test_defaults_are_the_seeds():
     ({"workloads": ["pi"], "sizes": ["lots"]}, "size"),
     ({"workloads": ["pi"], "parameters": {"pi": {"slices": 3}}}, "unknown parameter"),
     ({"workloads": ["pi"], "colour": "red"}, "colour"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"maps": -5}}}, "Pi's maps -5 is not a count of 1 to 10,000"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"maps": 0}}}, "Pi's maps 0"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"samples_per_map": True}}}, "Pi's samples_per_map True"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"samples_per_map": "many"}}}, "Pi's samples_per_map 'many'"),
 ])
 def test_bad_experiments_are_refused_naming_the_field(raw, message):
     with pytest.raises(SbclabError, match=message):
