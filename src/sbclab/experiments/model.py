@@ -21,7 +21,7 @@ from ..cluster.spec import DESKTOP_MASTER, DESKTOP_MASTER_STORAGE, LAYOUTS, RUNT
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
-from ..stack.config import SETTINGS_FILES
+from ..stack.config import SETTINGS_FILES, check_settings
 from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
 from ..units import format_size, parse_size
@@ -74,6 +74,15 @@ class ClusterSettings(BaseModel):
         if isinstance(value, dict):
             return {f: {str(k): str(v) for k, v in (props or {}).items()} if isinstance(props, dict) else props
                     for f, props in value.items()}
+        return value
+
+    @field_validator("settings")
+    @classmethod
+    def _settings_allowed(cls, value):
+        try:
+            check_settings(value)
+        except SbclabError as err:
+            raise ValueError(f"{err.message.rstrip('.')}; {err.hint[0].lower()}{err.hint[1:].rstrip('.')}") from err
         return value
 
 
