@@ -266,11 +266,22 @@ _NUMBERS = {
 }
 
 
+# Where a daemon listens or is reached (an RPC or web address, a bind host, the driver's host). sbclab
+# binds each to its node's own address, a board's web UIs to its loopback (DESIGN.md: daemons bind to
+# the cluster network only), and reads them there; `true`/`false` are switches such as
+# dfs.client.use.datanode.hostname, not addresses.
+_LISTENS = re.compile(r"(address|bind-host|bindaddress|\.hostname|\.host)$", re.I)
+
+
 def check_settings(settings: dict[str, dict[str, str]]) -> None:
     """Refuse what an experiment may not set over the preset: a number the cluster is sized by that is
-    none."""
+    none, and where a daemon listens."""
     for file, properties in settings.items():
         for name, value in properties.items():
+            if _LISTENS.search(name) and value.strip().lower() not in ("true", "false"):
+                raise SbclabError(f"{file} {name} would have a daemon listen on '{value}', not on its node's own "
+                                  "address.", "Leave it out (on boards, --expose-web-uis puts the web UIs on their "
+                                  "addresses).")
             if name in _NUMBERS and not _NUMBERS[name][1](value.strip()):
                 raise SbclabError(f"{file} {name} is '{value}', not {_NUMBERS[name][0]}.",
                                   "Correct it, or leave it out for sbclab's sizing.")
