@@ -76,6 +76,27 @@ def test_a_switch_named_like_an_address_is_no_address():
     model.parse({"workloads": ["pi"], "cluster": {"settings": {"hdfs-site": {"dfs.client.use.datanode.hostname": True}}}})
 
 
+@pytest.mark.parametrize("file, name", [
+    ("core-site", "fs.s3a.secret.key"), ("core-site", "fs.s3a.access.key"), ("core-site", "fs.s3a.session.token"),
+    ("core-site", "fs.azure.account.key.lab.blob.core.windows.net"), ("hdfs-site", "dfs.https.server.keystore.password"),
+    ("core-site", "hadoop.http.authentication.signature.secret"), ("spark-defaults", "spark.hadoop.fs.s3a.secret.key"),
+    ("core-site", "fs.gs.auth.service.account.json.keyfile.credential"),
+])
+def test_a_credential_in_the_settings_is_refused_without_echoing_it(file, name):
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    with pytest.raises(SbclabError) as err:
+        model.parse({"workloads": ["pi"], "cluster": {"settings": {file: {name: secret}}}}, "x.yaml")
+    said = str(err.value)
+    assert f"{file} {name} holds a credential" in said and "run document" in said and "credential store" in said
+    assert secret not in said
+
+
+def test_the_credential_provider_that_keeps_them_may_be_named():
+    model.parse({"workloads": ["pi"], "cluster": {"settings": {"core-site": {
+        "hadoop.security.credential.provider.path": "jceks://file/home/pi/s3.jceks",
+        "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}}}})
+
+
 def test_stock_keeps_upstream_defaults_and_paper_sets_table_9_and_10(tmp_path, dist):
     _, stock = render(tmp_path / "stock", dist)
     assert "dfs.replication" not in stock["master"]["hdfs-site"]

@@ -273,11 +273,23 @@ _NUMBERS = {
 _LISTENS = re.compile(r"(address|bind-host|bindaddress|\.hostname|\.host)$", re.I)
 
 
+# A credential would be written as given into every node's configuration and stored in every run
+# document (DESIGN.md: no secret in logs, results or rendered configs). Hadoop's own channel for them,
+# a credential provider, is named by properties that hold a path or class names, not a secret.
+_SECRET = re.compile(r"secret|password|passwd|credential|access\.key|account\.key|session\.token", re.I)
+_SECRETS_CHANNEL = re.compile(r"provider(\.path)?s?$", re.I)
+
+
 def check_settings(settings: dict[str, dict[str, str]]) -> None:
     """Refuse what an experiment may not set over the preset: a number the cluster is sized by that is
-    none, and where a daemon listens."""
+    none, where a daemon listens, and a credential."""
     for file, properties in settings.items():
         for name, value in properties.items():
+            if _SECRET.search(name) and not _SECRETS_CHANNEL.search(name):
+                raise SbclabError(f"{file} {name} holds a credential, which would be written as given into every "
+                                  f"node's {file} and stored in every run document.",
+                                  "Leave it out, and keep it in a Hadoop credential store on the nodes "
+                                  "(hadoop.security.credential.provider.path names it).")
             if _LISTENS.search(name) and value.strip().lower() not in ("true", "false"):
                 raise SbclabError(f"{file} {name} would have a daemon listen on '{value}', not on its node's own "
                                   "address.", "Leave it out (on boards, --expose-web-uis puts the web UIs on their "
