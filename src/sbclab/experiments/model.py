@@ -24,13 +24,17 @@ from ..results.schema import BIG_DATA_ENGINES, ENGINES
 from ..stack.config import SETTINGS_FILES, check_settings
 from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
-from ..units import format_size, parse_size
+from ..units import bounded, format_size, parse_size
 from ..workloads.user import UserJobSpec
 
 
 def _size(value):
+    if isinstance(value, bool):  # YAML's yes/true, which would otherwise be 1 byte
+        raise ValueError(f"{value} is not a data size; write a number and a unit, e.g. 256MB")
     if isinstance(value, str):
         return parse_size(value)
+    if isinstance(value, (int, float)):
+        bounded(value, value)
     return value
 
 
