@@ -171,7 +171,7 @@ class Monitoring:
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise SbclabError(f"Monitoring settings: {where}: {first['msg']}.",
+            raise SbclabError(f"Monitoring settings: {where}: {first['msg'].removeprefix('Value error, ')}.",
                               "See 'sbclab run --help' and docs/measurements.md for the power sources and their "
                               "fields.") from err
 
