@@ -14,6 +14,9 @@ _FACTORS = {
     "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
 }
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
+# More data than any cluster of boards, or this host's emulation of one, could hold: a size above it
+# is a slip of the keyboard, refused before anything is planned for it.
+MOST_BYTES = 10**15  # 1 PB
 
 
 def parse_size(text: str) -> int:
@@ -28,7 +31,16 @@ def parse_size(text: str) -> int:
     value = float(match.group(1)) * _FACTORS[unit]
     if value <= 0:
         raise SbclabError(f"'{text}' is not a positive size.", "Give a size above zero, for example 256MB.")
-    return int(value)
+    return int(bounded(value, text))
+
+
+def bounded(n_bytes: float, written) -> float:
+    """A size in bytes as given, refused above what any cluster could hold (MOST_BYTES)."""
+    if n_bytes > MOST_BYTES:
+        shown = str(written) if len(str(written)) <= 30 else f"{str(written)[:12]}...{str(written)[-6:]}"
+        raise SbclabError(f"'{shown}' is more data than any cluster sbclab runs could hold (1 PB at most).",
+                          "Give a size such as 256MB or 10GB; 1000TB is the largest.")
+    return n_bytes
 
 
 def format_size(n_bytes: float) -> str:

@@ -1,8 +1,10 @@
 """Property: whatever a user types or writes into a file, a command answers with a sentence and an
-exit status, never a traceback. Hypothesis feeds the commands malformed options, experiment files,
-power files and inventories; anything that gets as far as running is stopped there by a test
-double (nothing is brought up), and counts as accepted."""
+exit status, never a traceback. Hypothesis feeds the commands malformed options, experiment files
+(their cluster settings too), power files, inventories (their host names and variables too), raw
+bytes in place of any of those files, and damaged run documents; anything that gets as far as
+running is stopped there by a test double (nothing is brought up), and counts as accepted."""
 
+import json
 import string
 import traceback
 from pathlib import Path
@@ -16,6 +18,7 @@ from sbclab import cli
 from sbclab.experiments import orchestrator
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+RECORDED_RUNS = Path(__file__).parent / "fixtures" / "results" / "runs"
 RELAXED = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -114,6 +117,84 @@ def test_any_inventory_gets_a_sentence(tmp_path, capsys, content):
     answer(["bench", "--workloads", "pi", "--dry-run", "--inventory", path, "--results", tmp_path / "r"], capsys)
 
 
+SETTINGS_NAMES = ["yarn.nodemanager.resource.memory-mb", "mapreduce.map.memory.mb", "spark.executor.memory",
+                  "spark.executor.instances", "spark.memory.fraction", "yarn.resourcemanager.webapp.address",
+                  "spark.driver.host", "fs.s3a.secret.key", "dfs.blocksize", "dfs.client.use.datanode.hostname"]
+
+
+@RELAXED
+@given(settings_=st.dictionaries(st.sampled_from(["core-site", "hdfs-site", "yarn-site", "mapred-site",
+                                                  "spark-defaults", "nosuch-site"]),
+                                 st.one_of(yaml_values, st.dictionaries(st.sampled_from(SETTINGS_NAMES) | words,
+                                                                        yaml_values, max_size=3)), max_size=2))
+def test_any_cluster_settings_get_a_sentence(tmp_path, capsys, settings_):
+    path = tmp_path / "experiment.yaml"
+    path.write_text(yaml.safe_dump({"workloads": ["terasort", "pi"], "sizes": ["8MB"], "repetitions": 1,
+                                    "cluster": {"settings": settings_}}))
+    answer(["bench", path, "--dry-run", "--backend", "processes", "--results", tmp_path / "r"], capsys)
+
+
+HOST_VARIABLES = ["ansible_host", "address", "ansible_port", "port", "user", "key", "board", "storage", "data_dir",
+                  "power", "name", "role", "ansible_become"]
+
+
+@RELAXED
+@given(names=st.lists(st.none() | st.booleans() | st.integers(-5, 99) | st.floats(allow_nan=False) | words
+                      | st.sampled_from(["~", "pi1", "pi2", "null", "yes"]), min_size=1, max_size=3),
+       variables=st.dictionaries(st.sampled_from(HOST_VARIABLES) | words, yaml_values, max_size=3),
+       where=st.sampled_from(["host", "group", "all"]))
+def test_any_host_names_and_variables_get_a_sentence(tmp_path, capsys, names, variables, where):
+    hosts = {name: {"address": f"10.0.0.{i + 11}", **(variables if where == "host" else {})}
+             for i, name in enumerate(names)}
+    content = {"all": {"vars": variables if where == "all" else {},
+                       "children": {"master": {"hosts": {"pi0": {"address": "10.0.0.10"}}},
+                                    "workers": {"vars": variables if where == "group" else {}, "hosts": hosts}}}}
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump(content))
+    answer(["bench", "--workloads", "pi", "--workers", "1", "--dry-run", "--inventory", path, "--results",
+            tmp_path / "r"], capsys)
+
+
+# What a file saved by another tool, truncated or in another encoding, begins with.
+any_bytes = st.one_of(st.binary(max_size=64), st.text(max_size=24).map(lambda s: s.encode("utf-16")),
+                      st.tuples(st.sampled_from([b"workloads: [pi]\n", b"all:\n  children:\n", b"default: "]),
+                                st.binary(max_size=24)).map(b"".join))
+
+
+@RELAXED
+@given(content=any_bytes, kind=st.sampled_from(["experiment", "inventory", "power"]))
+def test_any_bytes_in_a_users_file_get_a_sentence(tmp_path, capsys, content, kind):
+    path = tmp_path / "file.yml"
+    path.write_bytes(content)
+    results = tmp_path / "r"
+    answer({"experiment": ["bench", path, "--dry-run", "--backend", "processes", "--results", results],
+            "inventory": ["bench", "--workloads", "pi", "--dry-run", "--inventory", path, "--results", results],
+            "power": ["bench", "--workloads", "pi", "--dry-run", "--backend", "processes", "--power-file", path,
+                      "--results", results]}[kind], capsys)
+
+
+def damaged(document: dict):
+    """A recorded run document with some of its fields, or its whole self, replaced by anything, or
+    its bytes cut short or replaced."""
+    fields = st.dictionaries(st.sampled_from(sorted(document)), yaml_values, min_size=1, max_size=3)
+    return st.one_of(fields.map(lambda bad: json.dumps({**document, **bad}).encode()),
+                     yaml_values.map(lambda value: json.dumps(value).encode()),
+                     st.integers(0, 400).map(lambda n: json.dumps(document).encode()[:n]), any_bytes)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(content=damaged(json.loads(next(RECORDED_RUNS.glob("*spark-pi*.json")).read_text())))
+def test_any_damaged_run_document_gets_a_sentence(tmp_path, capsys, content):
+    results = tmp_path / "r"
+    (results / "runs").mkdir(parents=True, exist_ok=True)
+    for recorded in RECORDED_RUNS.glob("*.json"):
+        (results / "runs" / recorded.name).write_bytes(recorded.read_bytes())
+    (results / "runs" / "20261122T201102Z-spark-pi-7bd9.json").write_bytes(content)
+    answer(["results", "show", results, "20261122T201102Z-spark-pi-7bd9"], capsys)
+    answer(["results", "summary", results], capsys)
+    answer(["report", results, "--out", tmp_path / "report"], capsys)
+
+
 def test_the_named_mistakes_are_sentences(tmp_path, capsys):
     """The four that once printed tracebacks."""
     bad_yaml = tmp_path / "bad.yaml"
@@ -125,3 +206,25 @@ def test_the_named_mistakes_are_sentences(tmp_path, capsys):
         status, printed = answer(argv, capsys)
         lines = [line for line in printed.splitlines() if line.strip()]
         assert status != 0 and len(lines) <= 3 and any("rror" in line for line in lines), printed
+
+
+LATIN_1 = "caf\xe9".encode("latin-1")  # a file saved by an editor set to Latin-1
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("experiment.yaml", lambda f, r: ["bench", f, "--dry-run", "--backend", "processes", "--results", r]),
+    ("hosts.yml", lambda f, r: ["bench", "--workloads", "pi", "--dry-run", "--inventory", f, "--results", r]),
+    ("power.yml", lambda f, r: ["bench", "--workloads", "pi", "--dry-run", "--backend", "processes", "--power-file", f,
+                                "--results", r]),
+    ("runs/r1.json", lambda f, r: ["report", r]),
+])
+def test_a_file_not_in_utf8_is_named_with_its_byte_and_line(tmp_path, capsys, name, argv):
+    results = tmp_path / "r"
+    path = (results if name.startswith("runs/") else tmp_path) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"# made elsewhere\nname: " + LATIN_1 + b"\n")
+    status, printed = answer(argv(path, results), capsys)
+    # A run document is set aside by name, with why, among the others (none here, so nothing to report).
+    said = (f"{path.name} (not UTF-8 text: byte 0xe9 on line 2)" if name.startswith("runs/")
+            else f"{path} is not UTF-8 text: byte 0xe9 on line 2")
+    assert status != 0 and said in " ".join(printed.split()), printed

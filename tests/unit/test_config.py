@@ -4,6 +4,8 @@ from pathlib import Path
 import pytest
 
 from sbclab.cluster import spec
+from sbclab.errors import SbclabError
+from sbclab.experiments import model
 from sbclab.stack import config, sizing
 from sbclab.stack.distribution import Distribution
 from sbclab.stack.versions import STACKS
@@ -51,6 +53,48 @@ def test_every_address_is_a_node_address_never_the_wildcard(tmp_path, dist):
     assert worker["hdfs-site"]["dfs.datanode.address"] == "10.213.0.11:9866"
     assert worker["yarn-site"]["yarn.nodemanager.hostname"] == "10.213.0.11"
     assert worker["core-site"]["fs.defaultFS"] == "hdfs://10.213.0.10:8020"
+
+
+@pytest.mark.parametrize("file, name, value", [
+    ("yarn-site", "yarn.resourcemanager.webapp.address", "0.0.0.0:8088"),
+    ("yarn-site", "yarn.nodemanager.webapp.address", "192.168.1.50:8042"),
+    ("hdfs-site", "dfs.namenode.http-address", "10.213.0.10:9870"),
+    ("hdfs-site", "dfs.namenode.rpc-bind-host", "0.0.0.0"),
+    ("yarn-site", "yarn.resourcemanager.hostname", "::"),
+    ("mapred-site", "mapreduce.jobhistory.webapp.address", "0.0.0.0:19888"),
+    ("spark-defaults", "spark.driver.bindAddress", "0.0.0.0"),
+    ("spark-defaults", "spark.driver.host", "*"),
+])
+def test_an_experiment_cannot_move_where_a_daemon_listens(file, name, value):
+    with pytest.raises(SbclabError) as err:
+        model.parse({"workloads": ["pi"], "cluster": {"settings": {file: {name: value}}}}, "x.yaml")
+    assert f"{file} {name} would have a daemon listen on '{value}', not on its node's own address" in str(err.value)
+    assert "--expose-web-uis" in str(err.value)
+
+
+def test_a_switch_named_like_an_address_is_no_address():
+    model.parse({"workloads": ["pi"], "cluster": {"settings": {"hdfs-site": {"dfs.client.use.datanode.hostname": True}}}})
+
+
+@pytest.mark.parametrize("file, name", [
+    ("core-site", "fs.s3a.secret.key"), ("core-site", "fs.s3a.access.key"), ("core-site", "fs.s3a.session.token"),
+    ("core-site", "fs.azure.account.key.lab.blob.core.windows.net"), ("hdfs-site", "dfs.https.server.keystore.password"),
+    ("core-site", "hadoop.http.authentication.signature.secret"), ("spark-defaults", "spark.hadoop.fs.s3a.secret.key"),
+    ("core-site", "fs.gs.auth.service.account.json.keyfile.credential"),
+])
+def test_a_credential_in_the_settings_is_refused_without_echoing_it(file, name):
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    with pytest.raises(SbclabError) as err:
+        model.parse({"workloads": ["pi"], "cluster": {"settings": {file: {name: secret}}}}, "x.yaml")
+    said = str(err.value)
+    assert f"{file} {name} holds a credential" in said and "run document" in said and "credential store" in said
+    assert secret not in said
+
+
+def test_the_credential_provider_that_keeps_them_may_be_named():
+    model.parse({"workloads": ["pi"], "cluster": {"settings": {"core-site": {
+        "hadoop.security.credential.provider.path": "jceks://file/home/pi/s3.jceks",
+        "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}}}})
 
 
 def test_stock_keeps_upstream_defaults_and_paper_sets_table_9_and_10(tmp_path, dist):

@@ -1,3 +1,5 @@
+import shutil
+
 import pytest
 from click.testing import CliRunner
 
@@ -51,6 +53,13 @@ def test_defaults_are_the_seeds():
     ({"workloads": ["pi"], "sizes": ["lots"]}, "size"),
     ({"workloads": ["pi"], "parameters": {"pi": {"slices": 3}}}, "unknown parameter"),
     ({"workloads": ["pi"], "colour": "red"}, "colour"),
+    ({"workloads": ["wordcount"], "sizes": [True]}, "True is not a data size"),
+    ({"workloads": ["wordcount"], "sizes": [float("-inf")]}, "finite number"),
+    ({"workloads": ["wordcount"], "sizes": [float("nan")]}, "finite number"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"maps": -5}}}, "Pi's maps -5 is not a count of 1 to 10,000"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"maps": 0}}}, "Pi's maps 0"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"samples_per_map": True}}}, "Pi's samples_per_map True"),
+    ({"workloads": ["pi"], "parameters": {"pi": {"samples_per_map": "many"}}}, "Pi's samples_per_map 'many'"),
 ])
 def test_bad_experiments_are_refused_naming_the_field(raw, message):
     with pytest.raises(SbclabError, match=message):
@@ -88,6 +97,28 @@ def _fixed_host(monkeypatch):
     monkeypatch.setattr(plan.cluster_spec, "host_cores", lambda: 2)
     monkeypatch.setattr(plan.cluster_spec, "host_memory_bytes", lambda: 24 * 2**30)
     monkeypatch.setattr(plan, "_check_host_disk", lambda spec: None)
+
+
+def test_a_processes_cluster_larger_than_this_hosts_free_disk_is_refused_before_it_starts(monkeypatch, tmp_path):
+    monkeypatch.setenv("SBCLAB_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(plan.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**12, 950 * 10**9, 50 * 10**9))
+
+    def terasort(size: str) -> model.Experiment:
+        return model.parse({"workloads": ["terasort"], "sizes": [size], "repetitions": 1,
+                            "cluster": {"backend": "processes"}})
+    with pytest.raises(SbclabError) as err:
+        plan.prepare(terasort("200GB"), tmp_path / "r")
+    assert "of node disks" in err.value.message and "has 50 GB free" in err.value.message
+    assert "SBCLAB_HOME" in err.value.hint
+    plan.prepare(terasort("64MB"), tmp_path / "r")
+
+
+@pytest.mark.parametrize("size", ["1001TB", "100000000000000000000000TB", 1.0e23, "9" * 400])
+def test_a_size_no_cluster_could_hold_is_refused(size):
+    with pytest.raises(SbclabError) as err:
+        model.parse({"workloads": ["terasort"], "sizes": [size]})
+    assert "more data than any cluster sbclab runs could hold (1 PB at most)" in err.value.message
+    assert model.parse({"workloads": ["terasort"], "sizes": ["1000TB"]}).sizes == [10**15]
 
 
 def test_one_experiment_runs_every_shape_at_one_scale(monkeypatch, tmp_path):

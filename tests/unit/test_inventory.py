@@ -54,6 +54,14 @@ def _with_worker(line: str) -> str:
     ("pi2: {address: 10.0.0.12, port: 0}", "bad port"),
     ("pi2: {address: 10.0.0.12, port: 70000}", "bad port"),
     ("pi2: {address: 10.0.0.12, port: twenty-two}", "bad port"),
+    ("pi2: {address: 10.0.0.12, port: true}", "bad port"),
+    ("pi2: {address: 10.0.0.12, ansible_port: yes}", "bad port"),
+    ("pi2: {address: 10.0.0.12, role: master}", "sets the variable 'role'"),
+    ("pi2: {address: 10.0.0.12, name: pi9}", "sets the variable 'name'"),
+    ("~: {address: 10.0.0.12}", "name YAML reads as the value null"),
+    ("null: {address: 10.0.0.12}", "name YAML reads as the value null"),
+    ("yes: {address: 10.0.0.12}", "name YAML reads as the value true"),
+    ("12: {address: 10.0.0.12}", "name YAML reads as the value 12"),
     ("pi2: {address: 10.0.0.12, board: rpi9}", "rpi9"),
     ("pi2: {address: 10.0.0.12, storage: microsd-evo, board: desktop-i5-14500}", "cannot be attached"),
     ("pi2: {address: 10.0.0.12, colour: blue}", "colour"),
@@ -75,6 +83,10 @@ def test_hostile_or_malformed_hosts_are_refused_at_parse_time(line, words):
     ("all: {children: {master: {hosts: {pi0: {}}}, workers: {hosts: {pi0: {}}}}}", "listed twice"),
     ("all: {children: {master: {hosts: [pi0]}, workers: {hosts: {pi1: {}}}}}", "must map host names"),
     ("all: {children: {\n  master: [", "not valid YAML"),
+    ("all: {vars: {role: worker}, children: {master: {hosts: {pi0: {}}}, workers: {hosts: {pi1: {}}}}}",
+     "all.vars sets the variable 'role'"),
+    ("all: {children: {master: {hosts: {pi0: {}}}, workers: {vars: {name: pi}, hosts: {pi1: {}}}}}",
+     "workers.vars sets the variable 'name'"),
 ])
 def test_malformed_inventories_say_what_to_write(text, words):
     with pytest.raises(SbclabError) as err:

@@ -174,6 +174,15 @@ def test_bad_user_boards_name_the_field(tmp_path, change, field):
     assert "mine.yaml" in str(err.value) and field in str(err.value)
 
 
+def test_a_user_board_saved_in_another_encoding_is_named_with_its_byte(tmp_path):
+    write_user(tmp_path, "boards", "mine", USER_BOARD)
+    path = tmp_path / "profiles" / "boards" / "mine.yaml"
+    path.write_bytes(path.read_bytes() + "# caf\xe9\n".encode("latin-1"))
+    with pytest.raises(SbclabError) as err:
+        profiles.boards()
+    assert f"{path} is not UTF-8 text: byte 0xe9" in str(err.value) and "UTF-8" in err.value.hint
+
+
 def test_a_user_profile_may_not_shadow_a_shipped_one(tmp_path):
     write_user(tmp_path, "boards", "rpi5b", USER_BOARD)
     with pytest.raises(SbclabError) as err:

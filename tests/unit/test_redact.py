@@ -1,5 +1,8 @@
 """Credentials in a power source's URL never reach what a run writes."""
 
+import pytest
+from pydantic import ValidationError
+
 from sbclab import redact
 from sbclab.monitor.settings import PowerSpec
 
@@ -23,3 +26,22 @@ def test_a_power_source_is_recorded_without_its_credentials():
     shown = spec.shown()
     assert "s3cr3t" not in str(shown) and "t0k3n" not in str(shown)
     assert spec.url.endswith("token=t0k3n"), "the source itself keeps what it needs to be read"
+
+
+def test_a_pw_query_a_fragment_and_a_password_with_a_parenthesis_are_redacted():
+    shown = redact.url("http://plug/status?pw=hunter2&user_pw=hunter3&upward=1#access_token=t0k3n")
+    assert "hunter" not in shown and "t0k3n" not in shown
+    assert shown == "http://plug/status?pw=REDACTED&user_pw=REDACTED&upward=1#REDACTED"
+    said = redact.text("GET failed (see http://admin:pa)ss@plug/status) and pw=ab)cd (token=t0k3n)")
+    assert "pa)ss" not in said and "ss@" not in said and "ab)cd" not in said and ")cd" not in said
+    assert "t0k3n" not in said
+    assert said == "GET failed (see http://REDACTED@plug/status) and pw=REDACTED (token=REDACTED)"
+
+
+@pytest.mark.parametrize("url, said", [("ftp://admin:s3cr3t@plug/status", "starts with 'ftp://'"),
+                                       ("admin:s3cr3t@plug/status", "has no scheme")])
+def test_a_plug_url_of_another_scheme_is_refused_without_its_password(url, said):
+    with pytest.raises(ValidationError) as err:
+        PowerSpec(source="http-plug", url=url, format="shelly")
+    message = err.value.errors()[0]["msg"]  # what the commands print of it
+    assert said in message and "s3cr3t" not in message

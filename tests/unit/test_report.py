@@ -1,12 +1,14 @@
 """The report, its tables and the query command, built from recorded runs; bad results directories."""
 
 import csv
+import errno
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from sbclab import atomic, cli
 from sbclab.errors import SbclabError
 from sbclab.report import build, html, plots, tables
 from sbclab.analysis import query
@@ -93,6 +95,37 @@ def test_a_foreign_json_file_among_the_runs_is_named_first_and_the_runs_reported
     (results / "runs" / "notes.json").write_text('{"hello": "world"}')
     report = build.build(results)
     assert "notes.json (no schema version" in report.warnings[0] and len(report.runs) == 3
+
+
+@pytest.mark.parametrize("damage", [b"[]", b"null", b'{"nodes": "caf\xe9"}', b"{cut sho"])
+def test_a_damaged_series_leaves_the_report_of_its_run(results, tmp_path, damage):
+    for path in (results / "series").glob("*.json"):
+        path.write_bytes(damage)
+    written = html.write(build.build(results), tmp_path / "out")
+    assert written["html"].exists()
+
+
+def _said(argv: list, capsys) -> tuple[int, str]:
+    with pytest.raises(SystemExit) as done:
+        cli.main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return done.value.code, out.out + out.err
+
+
+def test_a_report_into_a_folder_that_cannot_be_written_is_a_sentence(results, tmp_path, capsys, monkeypatch):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    status, said = _said(["report", results, "--out", a_file / "report"], capsys)
+    assert status == 2 and f"error: Cannot write the report into {a_file / 'report'}: Not a directory." in said
+    assert "Give --out a folder you can write to." in said and "Traceback" not in said
+
+    def read_only(*args, **kwargs):  # as mkstemp fails on a read-only filesystem, for root too
+        raise OSError(errno.EROFS, "Read-only file system")
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", read_only)
+    status, said = _said(["report", results, "--out", tmp_path / "ro"], capsys)
+    assert status == 2 and "Read-only file system." in said and "Traceback" not in said
+    status, said = _said(["results", "export", results, "--no-report", "--bundle", tmp_path / "set.tar.gz"], capsys)
+    assert status == 2 and f"Cannot write the bundle {tmp_path / 'set.tar.gz'}: Read-only file system." in said
 
 
 def test_query_examples_run_on_recorded_runs(results):

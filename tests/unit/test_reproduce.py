@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from sbclab.analysis import reference, reproduction
 from sbclab.cli import main_group
+from sbclab.cluster import calibration
 from sbclab.errors import SbclabError
 from sbclab.experiments import plan, reproduce
 from sbclab.report import build, html, plots
@@ -45,6 +46,22 @@ def test_unknown_seeds_and_tables_get_the_list():
         reproduce.tables(reproduce.seed("lee-park-2026"), ("table99",))
     assert "table16" in err.value.hint
     assert [t.key for t in reproduce.tables(reproduce.seed("2026"), ("16", "Table 17"))] == ["table16", "table17"]
+
+
+def test_a_listing_refuses_an_unknown_seed_and_measures_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("SBCLAB_HOME", str(tmp_path))  # no calibration of this host cached
+    monkeypatch.setattr(reproduce, "default_backend", lambda: "emulated")
+
+    def measure(*args, **kwargs):
+        raise AssertionError("a listing measured this host")
+    monkeypatch.setattr(calibration, "measure", measure)
+    unknown = CliRunner().invoke(main_group, ["reproduce", "nosuchseed", "--list"])
+    assert isinstance(unknown.exception, SbclabError) and "Unknown seed 'nosuchseed'" in str(unknown.exception)
+    one = CliRunner().invoke(main_group, ["reproduce", "lee-park-2026", "--list"])
+    assert one.exit_code == 0, (one.output, one.exception)
+    assert "table16" in one.output and "sbclab calibrate" in one.output and "figure4" not in one.output
+    every = CliRunner().invoke(main_group, ["reproduce", "--list"])
+    assert every.exit_code == 0 and "figure4" in every.output, (every.output, every.exception)
 
 
 def test_every_table_that_runs_here_resolves_to_valid_cells(monkeypatch):

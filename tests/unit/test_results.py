@@ -63,6 +63,17 @@ def test_corrupt_documents_are_set_aside_and_named(tmp_path):
     assert "no run document this sbclab can read" in str(err.value) and "bad.json" in str(err.value)
 
 
+@pytest.mark.parametrize("content, words", [(b"{not json", "not valid JSON"),
+                                            (b"[]", "a JSON array, not an object"), (b"null", "a JSON null"),
+                                            (b"3", "a JSON number"), (b'{"run_id": "caf\xe9"}', "not UTF-8 text")])
+def test_corrupt_documents_are_named_with_why(tmp_path, content, words):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "bad.json").write_bytes(content)
+    with pytest.raises(SbclabError) as err:
+        load(tmp_path / "runs" / "bad.json")
+    assert "bad.json" in str(err.value) and words in str(err.value) and "Restore it" in str(err.value)
+
+
 def test_validity_is_all_checks_and_unknown_without_checks():
     assert Validity.of([]).valid is None
     assert Validity.of([Check(name="a", passed=True, detail=""), Check(name="b", passed=False, detail="")]).valid is False

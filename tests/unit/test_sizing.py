@@ -63,6 +63,42 @@ def test_the_2021_seeds_settings_do_not_fit_one_4gb_worker():
     lifecycle.check(build("rpi4b-4gb", workers=2, preset="paper-2021"), ("hadoop",))
 
 
+def with_settings(cluster: spec.ClusterSpec, **files: dict[str, str]) -> spec.ClusterSpec:
+    return cluster.model_copy(update={"settings": tuple((file.replace("_", "-"), name, value)
+                                                        for file, props in files.items() for name, value in props.items())})
+
+
+def test_settings_that_overcommit_a_board_are_refused_naming_its_ram():
+    pi = build("rpi5b", workers=2)
+    with pytest.raises(SbclabError) as err:
+        lifecycle.check(with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "64000"},
+                                      mapred_site={"mapreduce.map.memory.mb": "30000"}), ("hadoop",))
+    assert "NodeManager 64000 MB" in err.value.message and "rpi5b has 8192 MB of RAM" in err.value.message
+    assert "at most 8192 MB" in err.value.hint and "6144 MB" in err.value.hint
+    with pytest.raises(SbclabError) as err:
+        lifecycle.check(with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "7000"},
+                                      mapred_site={"mapreduce.map.memory.mb": "30000"}), ("hadoop",))
+    assert "30720 MB for a task" in err.value.message and "7000 MB of containers" in err.value.message
+    assert "cluster.settings" in err.value.hint
+    with pytest.raises(SbclabError, match="14336 MB for an executor"):
+        config.check_memory(with_settings(pi, spark_defaults={"spark.executor.memory": "12g"}), ("spark",))
+    # Up to the board's RAM is the user's to give; a preset's (the 2021 seed's 4096 MB) is not checked against it.
+    config.check_memory(with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "8192"}), ("hadoop",))
+    config.check_memory(build("rpi4b-4gb", preset="paper-2021"), ("hadoop",))
+
+
+@pytest.mark.parametrize("name, value", [("yarn.nodemanager.resource.memory-mb", "lots"),
+                                         ("yarn.nodemanager.resource.memory-mb", "0"),
+                                         ("mapreduce.map.memory.mb", "1.5"), ("spark.executor.memory", "huge"),
+                                         ("spark.memory.fraction", "2"), ("spark.executor.instances", "-1")])
+def test_a_sizing_setting_that_is_no_number_is_refused_by_name(name, value):
+    file = "yarn-site" if name.startswith("yarn") else "mapred-site" if name.startswith("mapreduce") else "spark-defaults"
+    with pytest.raises(SbclabError) as err:
+        model.parse({"workloads": ["pi"], "cluster": {"settings": {file: {name: value}}}}, "x.yaml")
+    assert f"cluster.settings: {file} {name} is '{value}', not " in err.value.message
+    model.parse({"workloads": ["pi"], "cluster": {"settings": {"mapred-site": {"mapreduce.map.memory.mb": -1}}}})
+
+
 def test_spark_standalone_fits_1gb_workers_and_runs_no_mapreduce():
     """Hajji & Tso's system: no NodeManager, each worker's 512 MB to one executor of Spark's least heap."""
     cluster = build("rpi2b").model_copy(update={"spark_manager": "standalone"})

@@ -17,7 +17,8 @@ def test_sizes_users_write(text, expected):
     assert parse_size(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "MB", "25x", "1 GBytes", "-1GB", "0MB", "1e3MB"])
+@pytest.mark.parametrize("text", ["", "MB", "25x", "1 GBytes", "-1GB", "0MB", "1e3MB", "1001TB",
+                                  "100000000000000000000000TB", "9" * 400])
 def test_bad_sizes_get_an_example(text):
     with pytest.raises(SbclabError) as err:
         parse_size(text)

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 import yaml
 
-from .. import workloads as registry
+from .. import utf8, workloads as registry
 from ..cluster import inventory, spec as cluster_spec
 from ..errors import SbclabError
 from ..experiments import model, plan
@@ -25,7 +25,7 @@ def _read(experiment_file: Path | None) -> dict:
     if experiment_file is None:
         return {}
     try:
-        raw = yaml.safe_load(experiment_file.read_text()) or {}
+        raw = yaml.safe_load(utf8.read(experiment_file)) or {}
     except (OSError, yaml.YAMLError) as err:
         raise SbclabError(f"Cannot read the experiment file {experiment_file}: {' '.join(str(err).split())}.",
                           "Give a readable YAML file; see examples/experiments/.") from err

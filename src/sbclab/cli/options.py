@@ -11,6 +11,7 @@ import click
 import yaml
 from pydantic import ValidationError
 
+from .. import utf8
 from ..cluster import inventory, knobs, spec as cluster_spec
 from ..cluster.inventory import BoardAccess, Inventory
 from ..cluster.spec import ClusterSpec
@@ -156,7 +157,7 @@ class Monitoring:
             raw["idle_baseline_s"] = self.idle_baseline
         if self.power_file:
             try:
-                given = yaml.safe_load(self.power_file.read_text())
+                given = yaml.safe_load(utf8.read(self.power_file))
             except (OSError, yaml.YAMLError) as err:
                 raise SbclabError(f"Cannot read the power file {self.power_file}: {' '.join(str(err).split())}.",
                                   "Give a YAML file such as 'default: {source: model}'.") from err
@@ -170,7 +171,7 @@ class Monitoring:
         except ValidationError as err:
             first = err.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise SbclabError(f"Monitoring settings: {where}: {first['msg']}.",
+            raise SbclabError(f"Monitoring settings: {where}: {first['msg'].removeprefix('Value error, ')}.",
                               "See 'sbclab run --help' and docs/measurements.md for the power sources and their "
                               "fields.") from err
 

@@ -21,8 +21,8 @@ from .options import HostKeys, Monitoring, counts, host_key_options, monitor_opt
 from .output import console, err_console, runs_summary, say, table
 
 
-def list_tables() -> None:
-    for found in reproduce.seeds().values():
+def list_tables(seeds: list[reproduce.Seed]) -> None:
+    for found in seeds:
         rows = []
         for t in found.tables.values():
             status, why = reproduce.on_this_host(t, found)
@@ -91,8 +91,8 @@ def _ours(e: reproduction.Entry) -> str:
 @click.command("reproduce")
 @click.argument("seed", required=False)
 @click.argument("tables", nargs=-1)
-@click.option("--list", "list_only", is_flag=True, help="List every seed's tables and figures, what each runs and "
-              "whether this host can run it.")
+@click.option("--list", "list_only", is_flag=True, help="List every seed's tables and figures (or SEED's), what each "
+              "runs and whether this host can run it; nothing is measured.")
 @click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Results directory (default results/SEED); tables already stored there are only rendered.")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=None,
@@ -133,7 +133,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
                       monitoring: Monitoring):
     """Reproduce a seed's tables: run them, then show ours beside the published values, with verdicts."""
     if list_only or not seed:
-        list_tables()
+        list_tables([reproduce.seed(seed)] if seed else list(reproduce.seeds().values()))
         return
     found_seed = reproduce.seed(seed)
     chosen = reproduce.tables(found_seed, tables)

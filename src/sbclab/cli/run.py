@@ -7,6 +7,7 @@ import click
 from ..experiments import builtin
 from ..experiments.display import LineDisplay
 from ..units import parse_size
+from ..workloads import pi
 from .options import Boards, Monitoring, Shape, board_options, monitor_options, shape_options
 from .output import say
 from .running import run_and_report
@@ -19,8 +20,10 @@ from .running import run_and_report
               help="Directory the run documents and logs are written to.")
 @click.option("--repetitions", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Times each benchmark runs (the seeds used 5).")
-@click.option("--pi-maps", type=click.IntRange(1, 10000), default=100, show_default=True, help="Pi: maps (Spark slices).")
-@click.option("--pi-samples", type=click.IntRange(1, 10**9), default=10000, show_default=True, help="Pi: samples per map.")
+@click.option("--pi-maps", type=click.IntRange(1, pi.MOST_MAPS), default=pi.DEFAULT_MAPS, show_default=True,
+              help="Pi: maps (Spark slices).")
+@click.option("--pi-samples", type=click.IntRange(1, pi.MOST_SAMPLES_PER_MAP), default=pi.DEFAULT_SAMPLES,
+              show_default=True, help="Pi: samples per map.")
 @monitor_options
 @board_options
 def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, monitoring: Monitoring, boards: Boards):

@@ -182,10 +182,17 @@ def needed_primes() -> set[int]:
     return primes or {2000}
 
 
+def usable() -> HostCalibration | None:
+    """The cached calibration when it holds every figure a board is shaped by: what current() returns
+    without measuring anything; None when it would measure."""
+    found = cached()
+    return found if found and needed_primes() <= set(found.sysbench) else None
+
+
 def current(progress=lambda message: None, remeasure: bool = False) -> HostCalibration:
     """This host's calibration: cached, or measured now (about a minute) and cached."""
-    found = None if remeasure else cached()
-    if found and needed_primes() <= set(found.sysbench):
+    found = None if remeasure else usable()
+    if found:
         return found
     progress("calibrating this host once (cached afterwards)")
     return measure(needed_primes(), progress)

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
-from .. import profiles
+from .. import profiles, utf8
 from ..errors import SbclabError
 
 _HOST_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,62}$")
@@ -31,6 +31,9 @@ _SAFE_PATH = re.compile(r"^[A-Za-z0-9._/~+-]+$")
 _ALIASES = {"ansible_host": "address", "ansible_user": "user", "ansible_port": "port",
             "ansible_ssh_private_key_file": "key", "ansible_ssh_port": "port"}
 GROUPS = {"master": "master", "workers": "worker"}
+# A host's name is its key and its role its group; a variable cannot say otherwise.
+_PLACED = {"name": "the key a host is listed under is its name",
+           "role": "a host's role is the group it is listed in, master or workers"}
 
 
 class Host(BaseModel):
@@ -42,7 +45,8 @@ class Host(BaseModel):
     role: str
     address: str
     user: str = "pi"
-    port: int = Field(22, ge=1, le=65535)
+    # Strict: YAML reads `port: true` as a boolean, which would otherwise become port 1.
+    port: StrictInt = Field(22, ge=1, le=65535)
     key: str | None = None
     board: str = "rpi5b"
     storage: str = "nvme-p31-gen3"
@@ -153,6 +157,9 @@ def _vars(source: str, where: str, raw: Any) -> dict:
         key = _ALIASES.get(str(key), str(key))
         if key.startswith("ansible_"):
             continue  # Ansible's own settings (python interpreter, become, ...) mean nothing to sbclab
+        if key in _PLACED:
+            raise _fail(source, f"{where} sets the variable '{key}', which sbclab does not take from variables",
+                        f"Remove '{key}:' there: {_PLACED[key]}.")
         out[key] = value
     return out
 
@@ -182,10 +189,15 @@ def parse(text: str, source: str = "inventory") -> Inventory:
         if not isinstance(members, dict):
             raise _fail(source, f"{group}.hosts must map host names to their variables", "Write `hosts: {pi1: {ansible_host: ...}}`.")
         for name, host_vars in members.items():
+            if not isinstance(name, str):
+                # YAML reads a bare ~ or null as no value, yes/no as booleans and 12 as a number.
+                raise _fail(source, f"{group}.hosts lists a host whose name YAML reads as the value "
+                            f"{yaml.safe_dump(name).splitlines()[0]}, not as a name",
+                            "Name each host with letters, digits and '-', starting with a letter, e.g. pi1.")
             fields = {**group_vars, **_vars(source, f"host '{name}'", host_vars)}
             fields.setdefault("address", str(name))
             try:
-                hosts.append(Host(name=str(name), role=role, **fields))
+                hosts.append(Host(name=name, role=role, **fields))
             except ValidationError as err:
                 first = err.errors()[0]
                 field = ".".join(str(p) for p in first["loc"]) or "(host)"
@@ -217,7 +229,7 @@ def _check_cluster(source: str, hosts: list[Host]) -> None:
 
 def load(path: Path) -> Inventory:
     try:
-        text = Path(path).read_text()
+        text = utf8.read(path)
     except OSError as err:
         raise SbclabError(f"Cannot read the inventory {path}: {err.strerror}.",
                           "Give the path of a YAML inventory; examples/inventory.yml is a template.") from err

@@ -16,21 +16,25 @@ from typing import Annotated, Any, Callable, ClassVar, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .. import workloads as registry
+from .. import utf8, workloads as registry
 from ..cluster.spec import DESKTOP_MASTER, DESKTOP_MASTER_STORAGE, LAYOUTS, RUNTIMES
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
-from ..stack.config import SETTINGS_FILES
+from ..stack.config import SETTINGS_FILES, check_settings
 from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
-from ..units import format_size, parse_size
+from ..units import bounded, format_size, parse_size
 from ..workloads.user import UserJobSpec
 
 
 def _size(value):
+    if isinstance(value, bool):  # YAML's yes/true, which would otherwise be 1 byte
+        raise ValueError(f"{value} is not a data size; write a number and a unit, e.g. 256MB")
     if isinstance(value, str):
         return parse_size(value)
+    if isinstance(value, (int, float)):
+        bounded(value, value)
     return value
 
 
@@ -74,6 +78,15 @@ class ClusterSettings(BaseModel):
         if isinstance(value, dict):
             return {f: {str(k): str(v) for k, v in (props or {}).items()} if isinstance(props, dict) else props
                     for f, props in value.items()}
+        return value
+
+    @field_validator("settings")
+    @classmethod
+    def _settings_allowed(cls, value):
+        try:
+            check_settings(value)
+        except SbclabError as err:
+            raise ValueError(f"{err.message.rstrip('.')}; {err.hint[0].lower()}{err.hint[1:].rstrip('.')}") from err
         return value
 
 
@@ -244,7 +257,7 @@ class Cell(BaseModel):
 def load(path: Path) -> Experiment:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(utf8.read(path))
     except (OSError, yaml.YAMLError) as err:
         raise SbclabError(f"Cannot read the experiment file {path}: {' '.join(str(err).split())}.",
                           "Give a readable YAML file; see examples/experiments/.") from err

@@ -303,12 +303,16 @@ def _board_specs(found: Plan) -> None:
 
 
 def _check_host_disk(spec: ClusterSpec) -> None:
-    if spec.backend != "emulated":
+    """Emulated nodes' disks are images on this host and a processes node's disk is a folder of it:
+    either way this host's free space holds them, as their cluster would find out only once up."""
+    if spec.backend == "ssh":
         return
     paths.home().mkdir(parents=True, exist_ok=True)
     free = shutil.disk_usage(paths.home()).free
     need = sum(n.disk_bytes for n in spec.nodes)
     if need > free:
         raise SbclabError(f"{spec.workers} workers need {format_size(need)} of node disks and {paths.home()} has "
-                          f"{format_size(free)} free.", "Give a smaller cluster.disk_size or free space.")
+                          f"{format_size(free)} free.",
+                          "Give smaller sizes or a smaller cluster.disk_size, free space, or set SBCLAB_HOME to a "
+                          "larger disk.")
 

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from .. import workloads as registry
+from ..cluster import calibration
 from ..cluster.nodes import default_backend
 from ..errors import SbclabError
 from ..stack import lifecycle, versions as stack_versions
@@ -265,6 +266,9 @@ def on_this_host(table: Table, seed_: Seed) -> tuple[str, str]:
     need more nodes than this host holds (the 2026 seed's 8-worker tables)."""
     if table.runs != "here":
         return table.status, table.reason
+    if default_backend() == "emulated" and calibration.usable() is None:
+        # A listing measures nothing: shaping nodes to a board needs this host's figures first.
+        return table.status, "whether this host holds it is known once 'sbclab calibrate' has measured the host"
     planned = plan_table(table, seed_, repetitions=1, sizes=None, backend=None, on_boards=False)
     if not planned.experiments:
         return "not on this host", "; ".join(dict.fromkeys(planned.refused))

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from .. import paths
+from .. import paths, utf8
 from ..errors import SbclabError
 from .model import Board, MediumOnBoard, Storage
 
@@ -69,7 +69,7 @@ def _load(kind: str) -> dict:
         if name in profiles:
             raise SbclabError(f"{path}: a shipped {kind} profile is already called '{name}'.",
                               "Rename the file (e.g. add a suffix such as -mine).")
-        profiles[name] = _validate(kind, name, _read_yaml(path.read_text(), str(path)), str(path))
+        profiles[name] = _validate(kind, name, _read_yaml(utf8.read(path), str(path)), str(path))
         if kind == "storage":
             _check_slots(profiles[name], str(path))
     return profiles

@@ -82,9 +82,10 @@ class Report:
             return None
         path = self.results / run.measurements.series
         try:
-            return json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
+            found = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # a damaged series leaves the run's own figures standing
             return None
+        return found if isinstance(found, dict) else None
 
 
 # power.for_node's note when a configured source gave nothing: "SOURCE unavailable: WHY[; the model ...]".

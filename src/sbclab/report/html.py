@@ -7,6 +7,7 @@ import jinja2
 from .. import atomic
 from ..analysis import breakdown, judgement, reference
 from ..analysis.cells import cluster_identity
+from ..errors import SbclabError
 from ..units import format_size
 from . import nodes, plots, tables
 from .build import Report
@@ -75,7 +76,11 @@ def render(report: Report) -> str:
 def write(report: Report, out: Path) -> dict[str, Path]:
     """report.html plus the tables (CSV, JSON, Markdown) into `out`."""
     out = Path(out)
-    written = tables.write_all(report, out)
-    written["html"] = out / "report.html"
-    atomic.write_text(written["html"], render(report))
+    try:
+        written = tables.write_all(report, out)
+        written["html"] = out / "report.html"
+        atomic.write_text(written["html"], render(report))
+    except OSError as err:
+        raise SbclabError(f"Cannot write the report into {out}: {err.strerror or err}.",
+                          "Give --out a folder you can write to.") from err
     return written

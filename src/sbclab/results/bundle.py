@@ -54,14 +54,18 @@ def export(results: Path, bundle: Path, report: Path | None = None, set_aside: l
                 "files": {name: sha256(path) for name, path in members.items()}}
     if left_out:
         manifest["left_out"] = {f"runs/{run}.json": why for run, why in sorted(left_out.items())}
-    with atomic.open_for_write(bundle, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
-        text = json.dumps(manifest, indent=1).encode()
-        info = tarfile.TarInfo(MANIFEST)
-        info.size, info.mtime = len(text), int(datetime.now(timezone.utc).timestamp())
-        tar.addfile(info, io.BytesIO(text))
-        for name, path in members.items():
-            tar.add(path, arcname=name, recursive=False)
-    Path(bundle).chmod(0o644)  # to be shared: readable like any other file one writes
+    try:
+        with atomic.open_for_write(bundle, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
+            text = json.dumps(manifest, indent=1).encode()
+            info = tarfile.TarInfo(MANIFEST)
+            info.size, info.mtime = len(text), int(datetime.now(timezone.utc).timestamp())
+            tar.addfile(info, io.BytesIO(text))
+            for name, path in members.items():
+                tar.add(path, arcname=name, recursive=False)
+        Path(bundle).chmod(0o644)  # to be shared: readable like any other file one writes
+    except OSError as err:
+        raise SbclabError(f"Cannot write the bundle {bundle}: {err.strerror or err}.",
+                          "Give --bundle a path in a folder you can write to.") from err
     return len(runs)
 
 

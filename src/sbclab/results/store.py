@@ -211,7 +211,8 @@ def load(path: Path) -> RunRecord:
     try:
         raw = json.loads(text.decode("utf-8"))
     except UnicodeDecodeError as err:
-        raise DamagedDocument(path, f"not UTF-8 text (byte {err.start})") from err
+        line = text.count(b"\n", 0, err.start) + 1
+        raise DamagedDocument(path, f"not UTF-8 text: byte 0x{text[err.start]:02x} on line {line}") from err
     except json.JSONDecodeError as err:
         raise DamagedDocument(path, f"not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from err
     if not isinstance(raw, dict):

@@ -11,6 +11,7 @@ the seed's data, the buffers it fills shrink with that share (buffers.py).
 The rendered values are returned too, so every run can record the configuration it ran under.
 """
 
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -232,6 +233,70 @@ def _spark_prometheus() -> dict[str, str]:
 # The files whose properties an experiment may set over the preset (ClusterSpec.settings).
 SETTINGS_FILES = ("core-site", "hdfs-site", "yarn-site", "mapred-site", "capacity-scheduler", "spark-defaults")
 SPARK_DEFAULT_EXECUTORS = 2  # spark.executor.instances on YARN without dynamic allocation
+NODEMANAGER_MB = "yarn.nodemanager.resource.memory-mb"
+YARN_MEGABYTES = (NODEMANAGER_MB, "yarn.scheduler.minimum-allocation-mb", "yarn.scheduler.maximum-allocation-mb",
+                  "yarn.app.mapreduce.am.resource.mb")
+TASK_MEGABYTES = ("mapreduce.map.memory.mb", "mapreduce.reduce.memory.mb")
+SPARK_SIZES = ("spark.executor.memory", "spark.executor.memoryOverhead", "spark.yarn.am.memory",
+               "spark.yarn.am.memoryOverhead", "spark.driver.memory")
+CONTAINER_SIZES = (*YARN_MEGABYTES, *TASK_MEGABYTES, *SPARK_SIZES)
+_WHOLE = re.compile(r"[0-9]+")
+_JVM_SIZE = re.compile(r"[0-9]+(\.[0-9]+)?[kmgt]?b?", re.I)
+
+
+def _share(text: str) -> bool:
+    try:
+        return 0 < float(text) <= 1
+    except ValueError:
+        return False
+
+
+# Settings sbclab sizes the cluster by, read as numbers: what each must be, and the test of it.
+_NUMBERS = {
+    **dict.fromkeys((*YARN_MEGABYTES, buffers.SORT_MB, "spark.executor.cores"),
+                    ("a whole number above 0", lambda v: bool(_WHOLE.fullmatch(v)) and int(v) > 0)),
+    "spark.executor.instances": ("a whole number", lambda v: bool(_WHOLE.fullmatch(v))),
+    # Hadoop 3 derives a task's container from its heap where this is -1.
+    **dict.fromkeys(TASK_MEGABYTES,
+                    ("a whole number of megabytes, or -1", lambda v: v == "-1" or (bool(_WHOLE.fullmatch(v)) and int(v) > 0))),
+    **dict.fromkeys(SPARK_SIZES,
+                    ("a size such as 512m or 2g", lambda v: bool(_JVM_SIZE.fullmatch(v)) and sizing.jvm_megabytes(v) > 0)),
+    **dict.fromkeys((heaps.RATIO, buffers.SPILL_PERCENT, buffers.SHUFFLE_BUFFER, buffers.SPARK_FRACTION),
+                    ("a share above 0 and at most 1, such as 0.8", _share)),
+}
+
+
+# Where a daemon listens or is reached (an RPC or web address, a bind host, the driver's host). sbclab
+# binds each to its node's own address, a board's web UIs to its loopback (DESIGN.md: daemons bind to
+# the cluster network only), and reads them there; `true`/`false` are switches such as
+# dfs.client.use.datanode.hostname, not addresses.
+_LISTENS = re.compile(r"(address|bind-host|bindaddress|\.hostname|\.host)$", re.I)
+
+
+# A credential would be written as given into every node's configuration and stored in every run
+# document (DESIGN.md: no secret in logs, results or rendered configs). Hadoop's own channel for them,
+# a credential provider, is named by properties that hold a path or class names, not a secret.
+_SECRET = re.compile(r"secret|password|passwd|credential|access\.key|account\.key|session\.token", re.I)
+_SECRETS_CHANNEL = re.compile(r"provider(\.path)?s?$", re.I)
+
+
+def check_settings(settings: dict[str, dict[str, str]]) -> None:
+    """Refuse what an experiment may not set over the preset: a number the cluster is sized by that is
+    none, where a daemon listens, and a credential."""
+    for file, properties in settings.items():
+        for name, value in properties.items():
+            if _SECRET.search(name) and not _SECRETS_CHANNEL.search(name):
+                raise SbclabError(f"{file} {name} holds a credential, which would be written as given into every "
+                                  f"node's {file} and stored in every run document.",
+                                  "Leave it out, and keep it in a Hadoop credential store on the nodes "
+                                  "(hadoop.security.credential.provider.path names it).")
+            if _LISTENS.search(name) and value.strip().lower() not in ("true", "false"):
+                raise SbclabError(f"{file} {name} would have a daemon listen on '{value}', not on its node's own "
+                                  "address.", "Leave it out (on boards, --expose-web-uis puts the web UIs on their "
+                                  "addresses).")
+            if name in _NUMBERS and not _NUMBERS[name][1](value.strip()):
+                raise SbclabError(f"{file} {name} is '{value}', not {_NUMBERS[name][0]}.",
+                                  "Correct it, or leave it out for sbclab's sizing.")
 
 
 def _spark_containers_mb(spark: dict[str, str]) -> tuple[int, int]:
@@ -246,6 +311,7 @@ def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
     experiment's settings size them, or whose heaps, shrunk to an emulated node, it cannot hold
     beside its daemons (heaps.py); named with the numbers."""
     given = _memory_overrides(spec)
+    _check_nodemanager_memory(spec)
     if spec.spark_manager == "standalone":
         heaps.check(spec, _check_standalone(spec, engines, given))
         return
@@ -268,16 +334,33 @@ def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
         spark.update({key: value for (file, key), value in given.items() if file == "spark-defaults"})
         executor, master = (rounded(mb) for mb in _spark_containers_mb(spark))
         jobs["a Spark job"] = (master, executor, "executor", heaps.spark_job(spark, master + executor <= worker_mb, False))
+    sized_by_settings = any(name in CONTAINER_SIZES for _, name, _ in spec.settings)
     for job, (master, task, what, _) in jobs.items():
         board = spec.worker_nodes[0].board
         if max(master, task) > worker_mb or (spec.workers == 1 and master + task > worker_mb):
             raise SbclabError(
                 f"{job} needs {master} MB for its ApplicationMaster and {task} MB for {'an' if what == 'executor' else 'a'} {what}"
                 f"{' on the one worker' if spec.workers == 1 else ''}; a {board} worker has {worker_mb} MB of "
-                f"containers (preset {spec.preset}).",
-                "Use more workers, the stock preset, or a board with more RAM."
+                f"containers (preset {spec.preset}{', and cluster.settings' if sized_by_settings else ''}).",
+                "Give smaller containers in cluster.settings, or leave their sizes to sbclab." if sized_by_settings
+                else "Use more workers, the stock preset, or a board with more RAM."
                 + (" Spark's standalone manager needs no YARN." if what == "executor" else ""))
     heaps.check(spec, tuple(found for *_, found in jobs.values()))
+
+
+def _check_nodemanager_memory(spec: ClusterSpec) -> None:
+    """Refuse an experiment's NodeManager memory beyond its board's RAM: YARN would place containers
+    the board cannot hold, and they would be killed or swap mid-run."""
+    asked = next((value for file, name, value in spec.settings if (file, name) == ("yarn-site", NODEMANAGER_MB)), None)
+    if asked is None or not spec.worker_nodes:
+        return
+    worker = min(spec.worker_nodes, key=sizing.board_memory_bytes)
+    ram_mb = sizing.board_memory_bytes(worker) // 2**20
+    if int(asked) > ram_mb:
+        raise SbclabError(f"cluster.settings give each worker's NodeManager {asked} MB of containers ({NODEMANAGER_MB}) "
+                          f"and a {worker.board} has {ram_mb} MB of RAM.",
+                          f"Give it at most {ram_mb} MB ({sizing.yarn_share(worker)[0]} MB is what sbclab leaves a "
+                          f"{worker.board}'s containers beside its daemons), or leave it out.")
 
 
 def _check_standalone(spec: ClusterSpec, engines, given: dict[tuple[str, str], str]) -> tuple[heaps.Job, ...]:

@@ -11,11 +11,15 @@ import math
 import re
 from typing import Any
 
+from ..errors import SbclabError
 from ..results.schema import Check
 from .base import Attempt, Workload, equal, hadoop_example, spark_job
 
 DEFAULT_MAPS = 100
 DEFAULT_SAMPLES = 10_000
+# The most an experiment or `sbclab run` may ask for: the seeds' SparkPi had 10,000 slices of 100,000.
+MOST_MAPS = 10_000
+MOST_SAMPLES_PER_MAP = 10**9
 _HADOOP_RESULT = re.compile(r"Estimated value of Pi is ([0-9.]+)")
 
 
@@ -36,6 +40,13 @@ class Pi(Workload):
 
     def defaults(self) -> dict[str, Any]:
         return {"maps": DEFAULT_MAPS, "samples_per_map": DEFAULT_SAMPLES}
+
+    def check_parameters(self, params: dict[str, Any]) -> None:
+        for name, most in (("maps", MOST_MAPS), ("samples_per_map", MOST_SAMPLES_PER_MAP)):
+            value = params.get(name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                raise SbclabError(f"Pi's {name} {value!r} is not a count of 1 to {most:,}.",
+                                  f"Give {name} a whole number in that range, e.g. {self.defaults()[name]}.")
 
     def hadoop(self, ctx, run_id, params, data) -> Attempt:
         maps, per_map = params["maps"], params["samples_per_map"]

@@ -9,6 +9,7 @@ token, so runs record it redacted, and so is every error that quotes it.
 """
 
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -112,7 +113,10 @@ class HttpPlug(PowerSource):
         if not (spec.url and spec.format):
             raise ValueError("an http-plug source needs 'url' and 'format' (shelly, shelly-gen2 or tasmota)")
         if not spec.url.startswith(("http://", "https://")):
-            raise ValueError(f"the plug's url '{spec.url}' must start with http:// or https://")
+            # Only the scheme is quoted: what follows it may be a user and password.
+            scheme = spec.url.partition("://")[0] if "://" in spec.url else ""
+            found = f"starts with '{scheme}://'" if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]{0,15}", scheme) else "has no scheme"
+            raise ValueError(f"the plug's url {found}; it must start with http:// or https://")
 
     def poller(self, spec: PlugFields, interval_s: float, folder: Path, run_id: str) -> PlugPoller:
         folder.mkdir(parents=True, exist_ok=True)
