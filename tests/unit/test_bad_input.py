@@ -182,7 +182,8 @@ def damaged(document: dict):
                      st.integers(0, 400).map(lambda n: json.dumps(document).encode()[:n]), any_bytes)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Each example builds a whole report (its plots among it): fewer examples than the parsers' tests get.
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=damaged(json.loads(next(RECORDED_RUNS.glob("*spark-pi*.json")).read_text())))
 def test_any_damaged_run_document_gets_a_sentence(tmp_path, capsys, content):
     results = tmp_path / "r"
