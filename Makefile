@@ -21,7 +21,7 @@ DEMO_RUNTIMES ?= native
 DEMO_WORK ?= 0.1
 DEMO_MAX_REPETITIONS ?= 4
 
-.PHONY: setup system-deps python-deps stack demo test test-cgroup2 unit-test bench clean
+.PHONY: setup system-deps app-deps python-deps stack demo test test-cgroup2 unit-test bench clean
 
 setup: system-deps python-deps stack
 
@@ -31,6 +31,11 @@ system-deps:
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# What sbclab itself needs; the tests' extras (a browser driver, the property tests, the import
+# linter) only for the tests.
+app-deps: $(BIN)/python
+	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+
 python-deps: $(BIN)/python
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[test]'
 
@@ -38,8 +43,8 @@ stack: python-deps
 	$(BIN)/sbclab stack fetch
 
 # The demo fetches only the stack its main job runs on, when the job first needs it (stack fetch
-# assembles every stack: what the tests need).
-demo: system-deps python-deps
+# assembles every stack: what the tests need), and installs no test extras.
+demo: system-deps app-deps
 	$(BIN)/sbclab run --workers 2 --profile rpi5b --storage $(DEMO_STORAGE) --size $(SIZE) --results $(RESULTS)
 	$(BIN)/sbclab reproduce hajji figure4 --runtimes $(DEMO_RUNTIMES) --work $(DEMO_WORK) \
 		--max-repetitions $(DEMO_MAX_REPETITIONS) --results $(RESULTS)
