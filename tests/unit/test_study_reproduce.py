@@ -98,3 +98,21 @@ def test_the_estimate_expects_more_runs_of_noisier_cells():
     assert study.expected_repetitions(table, [])[0] == 4  # 5 % assumed: a ratio fits 15 % at 4 runs a cell
     assert study.expected_repetitions(table, [], cap=3)[0] == 3
     assert "assumed" in study.expected_repetitions(table, [])[2]
+
+
+def test_no_other_writer_gets_in_between_the_rounds(monkeypatch, tmp_path):
+    from .test_store import _other_process_writes
+
+    between = []
+    real = study._run_rounds
+
+    def watched(*args, **kw):
+        outcome = real(*args, **kw)
+        between.append(_other_process_writes(tmp_path))
+        return outcome
+
+    monkeypatch.setattr(study, "_run_rounds", watched)
+    outcome, order = _table16(monkeypatch, tmp_path, _noisy(0.08))
+    assert len(order) > 8  # more than one round ran
+    assert between and "being written by another sbclab" in between[0]
+    assert _other_process_writes(tmp_path) == "wrote"

@@ -29,6 +29,9 @@ from ..errors import SbclabError
 from .schema import SCHEMA_VERSION, RunRecord
 
 LOCK = ".lock"
+# The results directories this process holds, and how deep: flock() refuses a second open file of the
+# same process, so a holder taking its directory again must be told it already has it.
+_HELD: dict[Path, int] = {}
 # What a killed writer leaves: atomic.open_for_write's temporary files (a document's, a series', the
 # index's), bundle imports' staging folders.
 _UNFINISHED_FILE = re.compile(r"^\..+\.tmp$")
@@ -132,7 +135,16 @@ class ResultsStore:
     @contextmanager
     def writing(self, command: list[str]):
         """This process alone writes to the results directory while the block runs; another is refused,
-        naming the process that holds it."""
+        naming the process that holds it. Taken again by the process that holds it (a reproduction's
+        rounds, each an experiment), it is already held: no other writer gets in between."""
+        key = self.root.resolve()
+        if _HELD.get(key):
+            _HELD[key] += 1
+            try:
+                yield self
+            finally:
+                _HELD[key] -= 1
+            return
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             handle = open(self.root / LOCK, "a+")
@@ -152,8 +164,10 @@ class ResultsStore:
             started = datetime.now(timezone.utc).isoformat(timespec="seconds")
             handle.write(f"pid {os.getpid()}, '{' '.join(command)}', since {started}\n")
             handle.flush()
+            _HELD[key] = 1
             yield self
         finally:
+            _HELD.pop(key, None)
             handle.close()  # closing releases the lock; the file stays, as taking it again needs no cleanup
 
     def remove_orphans(self) -> list[Path]:

@@ -56,6 +56,13 @@ def identity(cell: dict) -> str:
 def run_table(planned: Planned, seed_key: str, options: orchestrator.Options, *, repetitions: int | None = None,
               cap: int = CAP, say: Callable[[str], None] = lambda message: None) -> Outcome:
     """Run the table's experiments, then, with no fixed count, again for the cells of its undecided shapes."""
+    # Held over every round, so no other experiment writes here between them.
+    with ResultsStore(options.results).writing(options.command):
+        return _run_rounds(planned, seed_key, options, repetitions, cap, say)
+
+
+def _run_rounds(planned: Planned, seed_key: str, options: orchestrator.Options, repetitions: int | None, cap: int,
+                say: Callable[[str], None]) -> Outcome:
     t = planned.table
     if repetitions is None:
         store = ResultsStore(options.results)
