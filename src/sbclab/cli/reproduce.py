@@ -145,12 +145,24 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
         clusters["knobs"] = list(knobs.check_cluster_knobs(knob_names))
     bad = 0
     planned_totals: dict[str, float | None] = {}
+
+    def planned_of(t) -> reproduce.Planned:
+        """The table's experiments on this host, its refusals and notes said."""
+        planned = reproduce.plan_table(t, found_seed, repetitions=repetitions or 1, sizes=sizes, backend=backend,
+                                       on_boards=access is not None, workers=workers, storage=media, work=work,
+                                       monitor=given, cluster=clusters, engines=engines, runtimes=runtimes)
+        console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
+        for refusal in planned.refused:
+            say(f"not run here: {refusal}")
+        for note in planned.notes:
+            say(note)
+        return planned
+
     for t in chosen:
         if dry_run or estimate:
             try:
-                planned_totals[t.key] = _plan_table(t, found_seed, repetitions, sizes, backend, access, workers, media,
-                                                    work, given, clusters, engines, runtimes, results,
-                                                    max_repetitions, estimate)
+                planned_totals[t.key] = _show_plan(planned_of(t), results, access, repetitions, max_repetitions,
+                                                   estimate)
             except SbclabError as err:
                 if len(chosen) == 1:
                     raise
@@ -158,8 +170,7 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
                 say(f"{t.key} cannot run here: {err.message} {err.hint or ''}".strip())
                 planned_totals[t.key] = None
             continue
-        planned = _planned(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters,
-                           engines, runtimes)
+        planned = planned_of(t)
         options = orchestrator.Options(results=results, display=ProgressDisplay(err_console), boards=access,
                                        purge_boards=True)
         outcome = study.run_table(planned, found_seed.key, options, repetitions=repetitions, cap=max_repetitions, say=say)
@@ -179,27 +190,6 @@ def reproduce_command(seed, tables, list_only, results, repetitions, max_repetit
         err_console.print(f"[yellow]{bad} run(s) failed or invalid; they are stored, left out of the tables, and run "
                           "again when the reproduction is re-run.[/yellow]")
         sys.exit(1)
-
-
-def _planned(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters, engines,
-             runtimes) -> reproduce.Planned:
-    """The table's experiments on this host, its refusals and notes said."""
-    planned = reproduce.plan_table(t, found_seed, repetitions=repetitions or 1, sizes=sizes, backend=backend,
-                                   on_boards=access is not None, workers=workers, storage=media, work=work,
-                                   monitor=given, cluster=clusters, engines=engines, runtimes=runtimes)
-    console.rule(f"{found_seed.names[0]} {t.key}: {t.description}")
-    for refusal in planned.refused:
-        say(f"not run here: {refusal}")
-    for note in planned.notes:
-        say(note)
-    return planned
-
-
-def _plan_table(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters, engines,
-                runtimes, results, max_repetitions, estimate) -> float:
-    planned = _planned(t, found_seed, repetitions, sizes, backend, access, workers, media, work, given, clusters,
-                       engines, runtimes)
-    return _show_plan(planned, results, access, repetitions, max_repetitions, estimate)
 
 
 def _show_seed_total(found_seed, totals: dict[str, float | None]) -> None:
