@@ -45,11 +45,12 @@ def test_spark_event_log_totals(tmp_path):
         {"Event": "SparkListenerTaskEnd", "Task End Reason": {"Reason": "ExceptionFailure"},
          "Task Metrics": {"Executor Run Time": 50, "Shuffle Write Metrics": {"Shuffle Bytes Written": 24}}},
         {"Event": "SparkListenerStageCompleted"},
+        {"Event": "SparkListenerExecutorRemoved", "Removed Reason": "Executor heartbeat timed out"},
     ]
     log = tmp_path / "application_1_0001"
     log.write_text("\n".join(json.dumps(e) for e in events) + "\n")
     metrics = counters.spark_event_metrics(log)
-    assert metrics["tasks"] == {"tasks": 2, "failed_tasks": 1, "stages": 1, "executors_added": 1}
+    assert metrics["tasks"] == {"tasks": 2, "failed_tasks": 1, "stages": 1, "executors_added": 1, "executors_removed": 1}
     assert metrics["task_metrics"]["shuffle_bytes_written"] == 1024
     assert metrics["task_metrics"]["executor_run_time_ms"] == 150
     assert metrics["task_metrics"]["disk_bytes_spilled"] == 5

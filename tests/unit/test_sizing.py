@@ -121,10 +121,10 @@ def test_a_standalone_clusters_spark_defaults_name_its_master_and_every_core():
     assert values["spark.executor.memory"] == "512m"
 
 
-def test_the_spark_manager_layout_runtime_and_stack_key_a_cell_only_when_they_are_not_the_first_ones():
+def test_the_spark_manager_layout_runtime_stack_and_fault_key_a_cell_only_when_they_are_not_the_first_ones():
     raw = {"workloads": ["pi"], "engines": ["spark"], "repetitions": 1, "stacks": ["lee-park-2026"]}
     yarn = model.cells(model.parse(raw))[0]
-    later = ("spark_manager", "layout", "runtime", "stack")
+    later = ("spark_manager", "layout", "runtime", "stack", "fault")
     digest = json_digest({k: v for k, v in yarn.model_dump().items() if k not in later})
     assert yarn.key == digest, "the cells stored before the dimensions keep their keys"
     standalone = model.cells(model.parse({**raw, "cluster": {"spark_manager": "standalone"}}))[0]
@@ -133,6 +133,9 @@ def test_the_spark_manager_layout_runtime_and_stack_key_a_cell_only_when_they_ar
                                      "runtimes": ["native", "container"]}))
     assert len({c.key for c in swept}) == 4 and len({c.shape for c in swept}) == 4
     assert yarn.key in {c.key for c in swept}
+    faulted = model.cells(model.parse({**raw, "faults": [{"kind": "pause", "for_s": 30}]}))
+    assert [c.fault for c in faulted] == [None, {"kind": "pause", "for_s": 30.0}]
+    assert faulted[0].key == yarn.key and faulted[1].key != yarn.key and "under pause on random" in faulted[1].label()
     assert "master-is-worker container" in next(c for c in swept if c.layout != "separate-master"
                                                 and c.runtime == "container").label()
     stacks = model.cells(model.parse({**raw, "stacks": ["lee-park-2026", "current"]}))

@@ -29,8 +29,10 @@ def exclusion_reason(run: RunRecord) -> str:
         return "validation failed: " + "; ".join(f"{c.name} ({c.detail})" for c in failed[:3])
     if kind == "unchecked":
         return "output not validated"
+    if kind == "faulted":
+        return "faulted: " + "; ".join(f.spec.label.replace(f.spec.node, f.node) for f in run.faults)
     if kind == "flagged":
-        return "health flag: " + "; ".join(f"{f.node} {f.kind} at {f.at:.0f} s: {f.detail}" for f in run.measurements.flags[:3])
+        return "health flag: " + "; ".join(run.flag_reasons[:3])
     return ""
 
 

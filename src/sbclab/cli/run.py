@@ -24,9 +24,13 @@ from .running import run_and_report
               help="Pi: maps (Spark slices).")
 @click.option("--pi-samples", type=click.IntRange(1, pi.MOST_SAMPLES_PER_MAP), default=pi.DEFAULT_SAMPLES,
               show_default=True, help="Pi: samples per map.")
+@click.option("--fault", "faults", multiple=True, metavar="KIND,KEY=VALUE...",
+              help="A fault while each job runs, beside the unfaulted run: e.g. 'kill,process=datanode,at=20,"
+                   "node=worker2', 'pause,for=30', 'partition,for=30,loss=100', 'fill-disk,level=95' (repeatable).")
 @monitor_options
 @board_options
-def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, monitoring: Monitoring, boards: Boards):
+def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, faults, monitoring: Monitoring,
+                boards: Boards):
     """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored.
 
     It uses a running cluster of the same name and shape, else brings one up for the job and takes
@@ -41,5 +45,20 @@ def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, m
         workers, storage = spec.workers, spec.storage
     experiment = builtin.main_job(settings, storage, shape.preset, workers, size_bytes, repetitions, pi_maps,
                                   pi_samples, monitoring.settings(), layout=shape.layout,
-                                  stack=shape.stack)
+                                  stack=shape.stack, faults=[fault_flag(f) for f in faults])
     run_and_report(experiment, results, LineDisplay(say), access, boards.dist_dir, purge_boards=False)
+
+
+_FAULT_KEYS = {"at": "at_s", "for": "for_s", "loss": "loss_pct", "level": "level_pct"}
+
+
+def fault_flag(text: str) -> dict:
+    """'kill,process=datanode,at=20s' as an experiment's fault (units s and % may be written)."""
+    kind, *pairs = [part.strip() for part in text.split(",") if part.strip()] or [""]
+    fault = {"kind": kind}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise click.BadParameter(f"'{pair}' is not KEY=VALUE (e.g. at=20)", param_hint="--fault")
+        fault[_FAULT_KEYS.get(key, key)] = value.removesuffix("s").removesuffix("%") if key in _FAULT_KEYS else value
+    return fault

@@ -119,6 +119,13 @@ class NodeCgroup:
     def procs_files(self) -> list[Path]:
         return [d / "cgroup.procs" for d in self.dirs()]
 
+    def pids(self) -> list[int]:
+        """The node's processes (on v2 its threaded root lists those of its virtual cores too)."""
+        try:
+            return [int(line) for line in (self.memory_dir() / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
     def cpu_dir(self) -> Path:
         return ROOT / self.relative if self.version == 2 else ROOT / "cpu" / self.relative
 

@@ -9,6 +9,7 @@ its own ext4 filesystem on its own loop device, throttled to the medium's figure
 
 import ipaddress
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -330,6 +331,18 @@ class EmulatedTransport(LocalTransport):
             disk_limits={"read_bytes_s": node.disk_read_bytes_s, "write_bytes_s": node.disk_write_bytes_s,
                          "read_iops": node.disk_read_iops, "write_iops": node.disk_write_iops},
             interface={"name": self._veth(node), "peer_side": True})
+
+    def node_processes(self, node: NodeSpec, pattern: str) -> list[int]:
+        """The node's processes are those in its cgroup (its containers' included)."""
+        wanted = re.compile(pattern)
+        found = []
+        for pid in cgroups.NodeCgroup(self.spec.name, node.name).pids():
+            try:
+                if wanted.search(" ".join(psutil.Process(pid).cmdline())):
+                    found.append(pid)
+            except psutil.Error:
+                continue
+        return found
 
     def memory_group(self, node: NodeSpec) -> cgroups.NodeCgroup:
         return cgroups.NodeCgroup(self.spec.name, node.name)

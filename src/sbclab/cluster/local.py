@@ -4,6 +4,7 @@ enters a node (`launch`), how nodes are made and how they are removed."""
 
 import getpass
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -156,6 +157,16 @@ class LocalTransport(Transport):
             orphans.append(entry.get("label", "command"))
         return orphans
 
+    def node_processes(self, node: NodeSpec, pattern: str) -> list[int]:
+        """Every node shares this host's process table: a process is the node's when its command
+        line names the node's own folder."""
+        mine = str(self.node_dir(node)) + os.sep
+        return [p.pid for p in _matching(psutil.process_iter(["pid", "cmdline"]), pattern)
+                if any(mine in part for part in p.info["cmdline"] or [])]
+
+    def still_running(self, entries: list[dict]) -> list[bool]:
+        return [bool(reaper.recorded([entry])) for entry in entries]
+
     # --- removal --------------------------------------------------------------------------
 
     def live_processes(self) -> list[psutil.Process]:
@@ -169,6 +180,11 @@ class LocalTransport(Transport):
         for entry in list(self.state.of_kind("process")):
             self.state.forget(entry)
         return survivors
+
+
+def _matching(procs, pattern: str) -> list[psutil.Process]:
+    wanted = re.compile(pattern)
+    return [p for p in procs if p.info.get("cmdline") and wanted.search(" ".join(p.info["cmdline"]))]
 
 
 def start_recorded(state, node: NodeSpec, argv: list[str], env: dict[str, str], out, cwd: Path | None, label: str,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import SbclabError
-from . import cgroups, containers, dirty, reaper, system
+from . import cgroups, containers, dirty, faultrecords, reaper, system
 from .emulated import EmulatedTransport
 from .inventory import BoardAccess
 from .processes import ProcessesTransport
@@ -67,7 +67,9 @@ def create(spec: ClusterSpec, temporary: bool = False, boards: BoardAccess | Non
 def remove(transport: Transport, forget: bool = False) -> list[str]:
     """Everything the nodes run and hold, removed; with forget, the record goes even if some could
     not be (boards that cannot be reached). What could not be removed."""
-    leftovers = transport.destroy()
+    # Faults first: a paused process takes no polite stop, and a board keeps its packet filters.
+    _, unhealed = faultrecords.heal_all(transport)
+    leftovers = [*unhealed, *transport.destroy()]
     state = transport.state
     if leftovers and not forget:
         state.set_phase("leftovers")

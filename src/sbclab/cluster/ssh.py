@@ -379,6 +379,35 @@ class SshTransport(Transport):
             orphans.append(entry.get("label", "command"))
         return orphans
 
+    def node_processes(self, node: NodeSpec, pattern: str) -> list[int]:
+        """On a board only its own processes run: those of the cluster name its folder."""
+        script = ('root=$1; shift; for p in $(pgrep -f -- "$1"); do '
+                  'tr "\\0" " " < /proc/$p/cmdline 2>/dev/null | grep -qF -- "$root" && echo "$p"; done; true')
+        done = self.connection(node).run(["sh", "-c", script, "sh", str(self.cluster_root(node)) + "/", pattern],
+                                         timeout_s=30)
+        return [int(p) for p in done.stdout.split() if p.isdigit()]
+
+    def still_running(self, entries: list[dict]) -> list[bool]:
+        """Local launchers by their pid; a board's sessions by the pid their pid file holds, one
+        command per board."""
+        found: dict[int, bool] = {}
+        remote: dict[str, list[int]] = {}
+        for i, entry in enumerate(entries):
+            if "pidfile" in entry:
+                remote.setdefault(entry["node"], []).append(i)
+            else:
+                found[i] = bool(reaper.recorded([entry]))
+        script = 'for f in "$@"; do p=$(cat "$f" 2>/dev/null) && kill -0 "$p" 2>/dev/null && echo 1 || echo 0; done'
+        for node_name, indexes in remote.items():
+            done = self.connection(self.spec.node(node_name)).run(
+                ["sh", "-c", script, "sh", *(entries[i]["pidfile"] for i in indexes)], timeout_s=30)
+            answers = done.stdout.split()
+            for i, answer in zip(indexes, answers + ["?"] * (len(indexes) - len(answers))):
+                # A board that does not answer says nothing of its daemons: not counted as lost here
+                # (the masters' counts see a board that is gone).
+                found[i] = answer != "0"
+        return [found[i] for i in range(len(entries))]
+
     # --- stopping ----------------------------------------------------------------------------
 
     def _pattern(self, node: NodeSpec) -> str:

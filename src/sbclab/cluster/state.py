@@ -116,6 +116,12 @@ class ClusterState:
             self.save()
         return entry
 
+    def update(self, entry: dict[str, Any], **fields: Any) -> None:
+        """Change a recorded entry in place and save it."""
+        with self._lock:
+            entry.update(fields)
+            self.save()
+
     def forget(self, entry: dict[str, Any]) -> None:
         with self._lock:
             if entry in self.resources:

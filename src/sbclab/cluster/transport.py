@@ -215,6 +215,19 @@ class Transport(ABC):
     def stop_orphans(self) -> list[str]:
         """Stop the owned sessions whose sbclab died without stopping them; their labels."""
 
+    def sessions(self, label: str) -> list[dict]:
+        """The recorded sessions of that label (a daemon's key): what teardown would stop."""
+        return [e for kind in ("process", "remote_process") for e in self.state.of_kind(kind) if e.get("label") == label]
+
+    @abstractmethod
+    def node_processes(self, node: NodeSpec, pattern: str) -> list[int]:
+        """The pids of the node's processes of this cluster whose command line matches the regular
+        expression (a Java main class): what a fault kills or pauses, never another node's."""
+
+    @abstractmethod
+    def still_running(self, entries: list[dict]) -> list[bool]:
+        """Whether each recorded session still runs (a daemon that died is False)."""
+
     @abstractmethod
     def put(self, node: NodeSpec, folder: Path, files: dict[str, str]) -> None:
         """Text files into a folder on the node, each whole or not at all."""

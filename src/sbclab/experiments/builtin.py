@@ -23,8 +23,9 @@ def _cluster(settings: ClusterSettings) -> dict[str, Any]:
 
 def main_job(cluster: ClusterSettings, storage: str, preset: str, workers: int, size_bytes: int, repetitions: int,
              pi_maps: int, pi_samples: int, monitor: MonitorSettings, layout: str = "separate-master",
-             stack: str = stack_versions.DEFAULT) -> Experiment:
-    """TeraSort on Hadoop (its TeraGen input made first, TeraValidate after) and Pi on Spark."""
+             stack: str = stack_versions.DEFAULT, faults: list[dict] = ()) -> Experiment:
+    """TeraSort on Hadoop (its TeraGen input made first, TeraValidate after) and Pi on Spark; with
+    faults, each also under each fault."""
     return parse({
         "name": "main job", "cluster": _cluster(cluster), "workloads": ["terasort", "pi"], "layouts": [layout],
         "stacks": [stack],
@@ -34,7 +35,7 @@ def main_job(cluster: ClusterSettings, storage: str, preset: str, workers: int, 
         # As the seeds did before every run: the page cache dropped and the nodes idle; trimmed with
         # the fstrim knob.
         "between_runs": BetweenRuns(fstrim="fstrim" in cluster.knobs).model_dump(),
-        "monitor": monitor.model_dump(),
+        "monitor": monitor.model_dump(), "faults": list(faults),
     }, "the main job")
 
 

@@ -18,7 +18,8 @@ from ..errors import SbclabError
 from ..monitor import measure, phases
 from ..monitor.recorder import RawRecording
 from ..results import provenance
-from ..results.schema import Check, ClusterShape, NodeRecord, RunRecord, ScaleRecord, Validity
+from ..results.faults import FaultEffects, FaultRun
+from ..results.schema import Check, ClusterShape, Liveness, NodeRecord, RunRecord, ScaleRecord, Validity
 from ..results.store import ResultsStore
 from ..stack import sizing
 from ..stack.clients import JobOutcome
@@ -107,7 +108,9 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
               extra_logs: dict[str, Path] | None = None, repetition: int = 1, notes: list[str] | None = None,
               recording: RawRecording | None = None, input_bytes: int | None = None,
               cell: dict[str, Any] | None = None, history: Future | None = None,
-              trimmed: dict[str, int] | None = None, jobs_before: int | None = None) -> RunRecord:
+              trimmed: dict[str, int] | None = None, jobs_before: int | None = None,
+              liveness: Liveness | None = None, faults: list[FaultRun] = (),
+              fault_effects: FaultEffects | None = None) -> RunRecord:
     """Keep the run's logs and measurements, then write its document atomically. `history` is the
     JobHistory server's answer for the run's Hadoop jobs when it was asked for already."""
     counters = counters if counters is not None else outcome.counters
@@ -137,6 +140,6 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
         logs={k: v for k, v in logs.items() if v},
         # Whatever a note quotes (an error naming a plug's URL) keeps no credential.
         notes=[redact.text(n) for n in [*provenance_.notes, *(notes or [])]], cell=cell, jobs_before=jobs_before,
-        measurements=measured)
+        measurements=measured, liveness=liveness, faults=list(faults), fault_effects=fault_effects)
     store.write(run)
     return run

@@ -16,10 +16,11 @@ from typing import Annotated, Any, Callable, ClassVar, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .. import utf8, workloads as registry
+from .. import faults, utf8, workloads as registry
 from ..cluster.spec import DESKTOP_MASTER, DESKTOP_MASTER_STORAGE, LAYOUTS, RUNTIMES
 from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
+from ..results.faults import FaultSpec
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
 from ..stack.config import SETTINGS_FILES, check_settings
 from ..stack import versions as stack_versions
@@ -126,6 +127,15 @@ class Experiment(BaseModel):
     concurrent: Concurrent | None = None
     jobs: dict[str, UserJobSpec] = Field(default_factory=dict, description="the user's own jobs, by the name "
                                          "`workloads` uses: a JAR, a PySpark script or a command (workloads/user.py)")
+    faults: list[FaultSpec] = Field(default_factory=list, description="faults to apply while a job runs: each cell "
+                                    "runs unfaulted and once under each fault (sbclab.faults)")
+
+    @field_validator("faults")
+    @classmethod
+    def _faults(cls, value):
+        for spec in value:
+            faults.check(spec)
+        return value
 
     @field_validator("jobs")
     @classmethod
@@ -222,10 +232,11 @@ class Cell(BaseModel):
     layout: str = "separate-master"
     runtime: str = "native"
     stack: str = stack_versions.FIRST
+    fault: dict[str, Any] | None = None  # a FaultSpec's fields: the run is faulted
 
     # Dimensions added after runs were stored, with the value every earlier run had.
-    LATER_DIMENSIONS: ClassVar[dict[str, str]] = {"spark_manager": "yarn", "layout": "separate-master",
-                                                  "runtime": "native", "stack": stack_versions.FIRST}
+    LATER_DIMENSIONS: ClassVar[dict[str, Any]] = {"spark_manager": "yarn", "layout": "separate-master",
+                                                  "runtime": "native", "stack": stack_versions.FIRST, "fault": None}
 
     @property
     def key(self) -> str:
@@ -246,7 +257,9 @@ class Cell(BaseModel):
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
         where = f" on {self.parameters['node']}" if isinstance(self.parameters.get("node"), str) else ""
         extra = "".join(f" {getattr(self, name)}" for name, earlier in self.LATER_DIMENSIONS.items()
-                        if name != "spark_manager" and getattr(self, name) != earlier)
+                        if name not in ("spark_manager", "fault") and getattr(self, name) != earlier)
+        if self.fault:
+            extra += f" under {FaultSpec(**self.fault).label}"
         return (f"{self.workload}/{self.engine}{where} {self.workers}w {self.board}/{self.storage} {self.preset}{size}"
                 f"{extra} #{self.repetition}")
 
@@ -310,12 +323,13 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                     params.pop("size_bytes", None)
                     for engine in experiment.engines_for(name):
                         for variant in workload.expand(params, nodes):
-                            out.append(Cell(workload=name, engine=engine, workers=workers,
-                                            size_bytes=size if workload.sized else None,
-                                            board=experiment.cluster.board, storage=storage, preset=preset,
-                                            parameters=variant, repetition=repetition,
-                                            spark_manager=experiment.cluster.spark_manager,
-                                            layout=layout, runtime=runtime, stack=stack))
+                            for fault in [None, *(f.model_dump(exclude_defaults=True) for f in experiment.faults)]:
+                                out.append(Cell(workload=name, engine=engine, workers=workers,
+                                                size_bytes=size if workload.sized else None,
+                                                board=experiment.cluster.board, storage=storage, preset=preset,
+                                                parameters=variant, repetition=repetition,
+                                                spark_manager=experiment.cluster.spark_manager,
+                                                layout=layout, runtime=runtime, stack=stack, fault=fault))
     conc = experiment.concurrent
     if conc:
         for repetition in range(1, conc.repetitions + 1):

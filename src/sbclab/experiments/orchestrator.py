@@ -5,8 +5,11 @@ concurrent mix — is an experiment run here, and every run goes down the same c
     preflight  boards examined (doctor.py), the programs there, their power sources read
     cluster    the running cluster of that name and shape, or one made for these cells
     hygiene    caches dropped, filesystems trimmed, nodes idle (hygiene.py)
+    liveness   the cluster's daemons counted; what ended is restarted, a cluster still short is
+               refused for the cell (stack/liveness.py)
     record     samplers on every node, every command marked
     job        the workload's job
+    liveness   counted again: a daemon lost during the job flags the run
     validate   its output checked again, then removed
     store      the run's document written atomically (document.py)
 
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import workloads as registry
-from ..cluster import nodeops, nodes, packages
+from ..cluster import faultrecords, nodeops, nodes, packages
 from ..cluster.inventory import BoardAccess
 from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
@@ -35,9 +38,12 @@ from ..errors import SbclabError
 from ..monitor import idle, phases
 from ..monitor.recorder import RawRecording, Recorder
 from ..monitor.settings import MonitorSettings, with_inventory_power
-from ..results.schema import Check, RunRecord
+from ..faults import effects
+from ..faults.schedule import Nemesis
+from ..results.faults import FaultEffects, FaultSpec
+from ..results.schema import Check, Liveness, RunRecord
 from ..results.store import ResultsStore
-from ..stack import lifecycle
+from ..stack import lifecycle, liveness
 from ..stack.clients import JobOutcome
 from ..workloads.base import RunContext, Workload, new_id
 from . import doctor, document, hygiene, plan
@@ -181,6 +187,10 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
                 f"{cluster.spec.storage}, {cluster.spec.backend}, preset {cluster.spec.preset}).",
                 f"Take it down with 'sbclab cluster down --name {spec.name}', or run with --name another.")
         progress(f"using running cluster '{spec.name}'")
+        undone, problems = faultrecords.heal_all(cluster.transport, orphans_only=True)
+        if undone:
+            progress(f"undid the faults an interrupted sbclab left in place: {', '.join(undone)}"
+                     + (f" ({'; '.join(problems)})" if problems else ""))
         orphans = cluster.transport.stop_orphans()
         if orphans:
             killed = cluster.stack.kill_applications()
@@ -242,30 +252,48 @@ class Runner:
         reset = hygiene.between_runs(self.cluster.transport, between)
         notes = [*reset.notes, reset.summary()]
         started, start = datetime.now(timezone.utc), time.monotonic()
+        faults = [FaultSpec(**cell.fault)] if cell.fault else []
         try:
             return self.measure(workload, cell.engine, workload.parameters(cell.size_bytes, cell.parameters),
-                                cell.repetition, cell=cell.as_record(), notes=notes, trim_after=bool(reset.trimmed))
+                                cell.repetition, cell=cell.as_record(), notes=notes, trim_after=bool(reset.trimmed),
+                                faults=faults)
         except Exception as err:  # noqa: BLE001 - one cell's failure, whatever it is, must not end the experiment
             return self._failed(cell, err, started, start, notes)
 
     def measure(self, workload: Workload, engine: str, params: dict[str, Any], repetition: int = 1,
-                cell: dict[str, Any] | None = None, notes: list[str] = (), trim_after: bool = False) -> RunRecord:
+                cell: dict[str, Any] | None = None, notes: list[str] = (), trim_after: bool = False,
+                faults: list[FaultSpec] = ()) -> RunRecord:
         """One run down the checklist. Inputs made on the way (a TeraGen before a TeraSort) come
         through here too, stored as runs of their own without the cell. `trim_after`: the nodes'
         filesystems were trimmed before the run, so trimming them after it measures what the job
-        wrote and deleted."""
+        wrote and deleted. `faults` are applied while the job runs (never while its input is made)."""
         ctx = self.context()
+        counted = workload.needs_stack and self.cluster.state.phase == "up"
+        repaired = self._whole(counted)[1]
         data = workload.prepare(ctx, engine, params)
+        # Again after the input was made: what making it lost is that run's, not this one's.
+        before, repaired_now = self._whole(counted)
         run_id = new_id(engine, workload.name)
         history = None
         jobs_before = self.cluster.stack.applications_submitted() if workload.needs_stack else None
+        nemesis = Nemesis(self.cluster, list(faults), run_id, self.say)
         with self.recording(run_id) as recorded:
-            attempt = workload.run_job(ctx, engine, run_id, params, data)
+            with nemesis:
+                attempt = workload.run_job(ctx, engine, run_id, params, data)
+                # What the faults left is counted before they are undone.
+                after = liveness.census(self.cluster.stack) if before is not None else None
             if recorded.active and document.hadoop_jobs(attempt.outcome):
                 # The JobHistory server knows a job seconds after its client returns: asked now, its
                 # answer comes while the samplers take their last samples and the output is validated.
                 history = self._history.submit(phases.hadoop_from_history, self.cluster.stack,
                                                document.hadoop_jobs(attempt.outcome))
+        alive = None
+        if after is not None:
+            alive = Liveness(expected=before.expected, before=before.missing, after=after.missing,
+                             repaired=[*repaired, *repaired_now])
+            if alive.lost and not faults:
+                self.say(f"the cluster lost {'; '.join(alive.lost)} during this run: it is flagged")
+        fault_effects = self._recovered(nemesis, engine, attempt) if faults else None
         # Before validation, which reads and removes the output: what is discarded now is the job's own.
         trimmed = nodeops.fstrim_bytes(self.cluster.transport) if trim_after and workload.needs_stack else None
         workload.validate(ctx, engine, run_id, params, data, attempt)
@@ -277,9 +305,28 @@ class Runner:
             parameters=parameters, outcome=attempt.outcome, checks=attempt.checks, result=attempt.result,
             counters=attempt.counters, extra_logs=attempt.extra_logs, repetition=repetition,
             notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell,
-            history=history, trimmed=trimmed, jobs_before=jobs_before)
+            history=history, trimmed=trimmed, jobs_before=jobs_before, liveness=alive, faults=nemesis.runs,
+            fault_effects=fault_effects)
         self.stored.append(run)
         return run
+
+    def _recovered(self, nemesis: Nemesis, engine: str, attempt) -> FaultEffects:
+        """The cluster made whole again after a faulted job, timed from the first fault; what the
+        engines did about the faults."""
+        since = nemesis.first_applied
+        recovered_s, recovery = (None, []) if since is None else effects.recover(self.cluster, since, say=self.say)
+        if since is None:
+            recovery = ["no fault was applied: " + "; ".join(p for f in nemesis.runs for p in f.problems)]
+        client_log = attempt.outcome.log.read_text(errors="replace") if attempt.outcome.log.exists() else ""
+        return effects.effects(self.cluster, engine, attempt.outcome.exit_status == 0, client_log,
+                               attempt.counters or attempt.outcome.counters, attempt.outcome.job_ids, nemesis.watch,
+                               recovered_s, recovery)
+
+    def _whole(self, counted: bool) -> tuple[liveness.Census | None, list[str]]:
+        """The census of the cluster's daemons, the cluster repaired first where it is short."""
+        if not counted:
+            return None, []
+        return liveness.ensure_whole(self.cluster.stack, say=self.say)
 
     @contextmanager
     def recording(self, run_id: str):

@@ -10,7 +10,7 @@ import math
 import shutil
 from dataclasses import dataclass, field
 
-from .. import paths, profiles
+from .. import faults, paths, profiles
 from .. import workloads as registry
 from ..cluster import calibration, containers, spec as cluster_spec
 from ..cluster.inventory import BoardAccess
@@ -20,7 +20,7 @@ from ..errors import SbclabError
 from ..results.store import ResultsStore, set_aside_warning
 from ..stack import lifecycle, presets, versions as stack_versions
 from ..units import format_size
-from .model import Cell, Experiment, Shape, cells
+from .model import Cell, Experiment, Shape, cells, default_node_names
 
 
 def bytes_needed(workload_name: str, size: int, workers: int, preset: str) -> int:
@@ -182,6 +182,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
             boards_beside = workers - 1 if layout == "master-is-worker" else workers
             return [(h.name, h.role) for h in boards.inventory.first_workers(boards_beside).hosts]
         found = Plan(experiment, cells(experiment, node_names), completed_keys(store, on_boards=True), boards=boards)
+        _check_faults(experiment, "ssh", node_names)
         _warn_set_aside(store, say)
         _native_only_where_no_containers(found, "ssh", say)
         _board_specs(found)
@@ -191,6 +192,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
     found = Plan(experiment, cells(experiment), set(stored))
     settings = experiment.cluster
     backend = backend_for(settings.backend, say)
+    _check_faults(experiment, backend, default_node_names)
     _native_only_where_no_containers(found, backend, say)
     shapes = {}
     for cell in found.cells:
@@ -231,6 +233,26 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         found.specs[cell.shape] = spec
     found.done = _done_at_scale(found, stored)
     return found
+
+
+def _check_faults(experiment: Experiment, backend: str, node_names) -> None:
+    """Faults only where they can be applied: on a cluster's workers, during a Hadoop or Spark job."""
+    for spec in experiment.faults:
+        why = faults.get(spec.kind).unsupported(backend)
+        if why:
+            raise SbclabError(f"The experiment's fault '{spec.label}' cannot be applied here: {why}.",
+                              "Run it on the emulated backend (as root) or on boards.")
+        for name in experiment.workloads:
+            if not registry.get(name).needs_stack:
+                raise SbclabError(f"The experiment's faults apply during Hadoop and Spark jobs; {name} runs none.",
+                                  "Put the node benchmarks in an experiment of their own, without faults.")
+        for workers in experiment.workers:
+            for layout in experiment.layouts:
+                named = [n for n, role in node_names(workers, layout) if role == "worker"]
+                if spec.node != "random" and spec.node not in named:
+                    raise SbclabError(f"The experiment's fault '{spec.label}' names {spec.node}, not a worker of its "
+                                      f"{workers}-worker cluster ({', '.join(named)}).",
+                                      "Name one of those workers, or node: random.")
 
 
 def why_no_containers(backend: str) -> str | None:

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from .. import atomic
+from ..analysis import faults
 from ..results.schema import SPARK_STAGE_GROUP
 from ..results.summary import memory_line
 from ..units import format_size
@@ -71,7 +72,8 @@ def run_rows(report: Report) -> list[dict]:
             "energy_j": _r(m.cluster_power.energy_j, 1) if m and m.cluster_power else None,
             "power_sources": " ".join(f"{n}={s}" for n, s in sorted(m.cluster_power.sources.items())) if m and m.cluster_power else None,
             "verdict": v.label, "verdict_sentence": v.sentence,
-            "flags": "; ".join(f"{f.node} {f.kind} at {f.at:.0f} s" for f in m.flags) if m else "",
+            "flags": "; ".join([*(f"{f.node} {f.kind} at {f.at:.0f} s" for f in (m.flags if m else [])),
+                                *(f"lost {x}" for x in (run.liveness.lost if run.liveness else []))]),
             "memory": memory_line(m) if m else "",
             "oom_kills": sum(n.oom_kills or 0 for n in m.memory.values()) if m and m.memory else None,
             "emulated": run.cluster.emulated, "scale_factor": run.scale.factor if run.cluster.emulated else None,
@@ -118,8 +120,12 @@ def baseline_rows(report: Report) -> list[dict]:
             for r in found.rows]
 
 
+def fault_rows(report: Report) -> list[dict]:
+    return faults.rows(report.cells, report.several_clusters)
+
+
 TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows,
-          "stages": stage_rows, "baseline": baseline_rows}
+          "stages": stage_rows, "baseline": baseline_rows, "faults": fault_rows}
 
 
 def write_all(report: Report, out: Path) -> dict[str, Path]:
@@ -176,6 +182,11 @@ def markdown(report: Report) -> str:
         parts.append("## Speedup, storage gain, engine ratio, setups\n\n" +
                      _md_table(comparisons, ["kind", "cell", "baseline", "value", "ci95_low", "ci95_high", "efficiency", "note"]))
     parts.append("## Bottlenecks\n\n" + "\n".join(f"- `{r['run_id']}`: {r['verdict_sentence']}" for r in run_rows(report)) + "\n")
+    faulted = fault_rows(report)
+    if faulted:
+        parts.append("## Faults\n\n" + _md_table(faulted, ["cell", "fault", "runs", "completed", "validated", "slowdown",
+                                                           "slowdown_ci95_low", "slowdown_ci95_high", "reactions",
+                                                           "recovered_s", "cause"]))
     published = reference_rows(report)
     if published:
         parts.append("## Next to the published results\n\n" +

@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..earlier import FIRST_STACK
+from .faults import FaultEffects, FaultRun
 from .measurements import Measurements
 
 SCHEMA_VERSION = 3
@@ -13,7 +14,9 @@ SCHEMA_VERSION = 3
 # 3: engines `node` (a tool run on nodes: sysbench, fio, iperf3, stress-ng, nginx/httperf, NetPIPE TCP)
 #    and `mpi` (HPL, NetPIPE over MPI) beside Hadoop and Spark; older documents are valid as they are.
 #    Later, without a new version (older documents lack them and stay valid): measurements `memory`
-#    (each node's peak against its limit, OOM kills) and the health flag `oom_kill`.
+#    (each node's peak against its limit, OOM kills) and the health flag `oom_kill`; `liveness` (the
+#    cluster's daemons counted before and after the run, a lost one flagging the run); `faults` and
+#    `fault_effects` (faults applied during the run, and what the engines did: status faulted).
 # What runs a workload: the two big-data engines, a tool on the nodes, an MPI program.
 BIG_DATA_ENGINES = ("hadoop", "spark")
 ENGINES = (*BIG_DATA_ENGINES, "node", "mpi")
@@ -104,6 +107,24 @@ class ClusterShape(BaseModel):
         return [n for n in self.nodes if n.runs_tasks or (n.runs_tasks is None and n.role == "worker")]
 
 
+class Liveness(BaseModel):
+    """The cluster's daemons counted before and after the run (stack/liveness.py): what was missing
+    each time, one phrase each, and what was restarted before the run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expected: dict[str, int]
+    before: list[str] = []
+    after: list[str] = []
+    repaired: list[str] = []
+
+    @property
+    def lost(self) -> list[str]:
+        """What the run lost: missing after it and not before."""
+        earlier = set(self.before)
+        return [m for m in self.after if m not in earlier]
+
+
 class RunRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -137,6 +158,11 @@ class RunRecord(BaseModel):
                                     "started, before this run's (0: the first job of freshly started daemons, whose "
                                     "code is not yet compiled); None where there is no ResourceManager")
     measurements: Measurements | None = Field(default=None, description="what was sampled during the run")
+    liveness: Liveness | None = Field(default=None, description="the cluster's daemons before and after the run; "
+                                      "None where it had none (node benchmarks) or before they were counted")
+    faults: list[FaultRun] = Field(default=[], description="faults applied during the run (a faulted run is never "
+                                   "a headline figure)")
+    fault_effects: FaultEffects | None = Field(default=None, description="what the engines did about the faults")
 
     @property
     def valid(self) -> bool:
@@ -145,13 +171,26 @@ class RunRecord(BaseModel):
 
     @property
     def flagged(self) -> bool:
-        """A health flag was raised during the run (throttling, slow clock, heat, swap, an OOM kill, a lost node)."""
-        return bool(self.measurements and self.measurements.flagged)
+        """A health flag was raised during the run (throttling, slow clock, heat, swap, an OOM kill, a lost
+        node), or the cluster lost a daemon."""
+        return bool(self.measurements and self.measurements.flagged) or bool(self.liveness and self.liveness.lost)
+
+    @property
+    def flag_reasons(self) -> list[str]:
+        """Why the run is flagged, one phrase each: its health flags, then the daemons it lost."""
+        flags = self.measurements.flags if self.measurements else []
+        return [*(f"{f.node} {f.kind} at {f.at:.0f} s: {f.detail}" for f in flags),
+                *(f"lost {m}" for m in (self.liveness.lost if self.liveness else []))]
+
+    @property
+    def faulted(self) -> bool:
+        """Faults were declared for the run: its time measures them, not the cluster."""
+        return bool(self.faults)
 
     @property
     def headline(self) -> bool:
-        """Fit for headline figures: valid and not flagged."""
-        return self.valid and not self.flagged
+        """Fit for headline figures: valid, not faulted and not flagged."""
+        return self.valid and not self.faulted and not self.flagged
 
     @property
     def succeeded(self) -> bool:
@@ -159,7 +198,9 @@ class RunRecord(BaseModel):
 
     @property
     def status(self) -> str:
-        """headline | flagged | invalid | failed | unchecked: why a run does or does not count."""
+        """headline | faulted | flagged | invalid | failed | unchecked: why a run does or does not count."""
+        if self.faulted:
+            return "faulted"
         if self.exit_status != 0:
             return "failed"
         if self.validity.valid is False:

@@ -31,11 +31,13 @@ def _intermediate(run: RunRecord) -> str:
 
 
 def _health(run: RunRecord) -> str:
-    if not run.measurements:
+    lost = run.liveness.lost if run.liveness else []
+    if not run.measurements and not lost:
         return "not sampled"
-    if not run.measurements.flags:
+    kinds = sorted({f"{f.kind} ({f.node})" for f in (run.measurements.flags if run.measurements else [])})
+    kinds += [f"lost {m.split(':')[0]}" for m in lost]
+    if not kinds:
         return "[green]ok[/green]"
-    kinds = sorted({f"{f.kind} ({f.node})" for f in run.measurements.flags})
     return "[yellow]flagged: " + ", ".join(kinds) + "[/yellow]"
 
 
@@ -199,9 +201,11 @@ def measurement_tables(run: RunRecord) -> list[Table]:
 
 def measurement_notes(run: RunRecord) -> list[str]:
     m = run.measurements
+    alive = run.liveness
+    daemons = ([f"flag: lost {x}" for x in alive.lost] + [f"before the run: {x}" for x in alive.repaired]) if alive else []
     if m is None:
-        return ["not sampled (run with sampling on to get series, power and health flags)"]
-    notes = [f"flag: {f.node} {f.kind} at +{f.at - m.window['start']:.1f} s: {f.detail}" for f in m.flags]
+        return [*daemons, "not sampled (run with sampling on to get series, power and health flags)"]
+    notes = [f"flag: {f.node} {f.kind} at +{f.at - m.window['start']:.1f} s: {f.detail}" for f in m.flags] + daemons
     notes += [f"{name}: {note}" for name, p in m.power.items() for note in p.notes]
     notes += [f"{name} memory: {note}" for name, memory in m.memory.items() for note in memory.notes]
     notes += list(m.notes) + (m.intermediate.notes if m.intermediate else [])

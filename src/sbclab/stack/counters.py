@@ -81,7 +81,7 @@ def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
     (groups "stage ID: NAME", as sparkMeasure's stage metrics: tasks, the stage's duration and its
     tasks' summed metrics), so a job's time can be followed to the stage that spent it."""
     totals = {key: 0 for key in _SPARK_METRICS}
-    tasks = {"tasks": 0, "failed_tasks": 0, "stages": 0, "executors_added": 0}
+    tasks = {"tasks": 0, "failed_tasks": 0, "stages": 0, "executors_added": 0, "executors_removed": 0}
     stages: dict[tuple[int, int], dict[str, float]] = {}
     names: dict[tuple[int, int], str] = {}
     with open(event_log) as events:
@@ -113,6 +113,8 @@ def spark_event_metrics(event_log: Path) -> dict[str, dict[str, float]]:
                     stage["duration_ms"] = info["Completion Time"] - info["Submission Time"]
             elif kind == "SparkListenerExecutorAdded":
                 tasks["executors_added"] += 1
+            elif kind == "SparkListenerExecutorRemoved":
+                tasks["executors_removed"] += 1
     per_stage = {f"{SPARK_STAGE_GROUP}{sid}" + (f" (attempt {attempt})" if attempt else "") + f": {names.get((sid, attempt), '')}":
                  values for (sid, attempt), values in sorted(stages.items())}
     return {"tasks": tasks, "task_metrics": totals, **per_stage}

@@ -281,8 +281,9 @@ class Stack:
         if status != 0:
             raise SbclabError(f"Formatting HDFS on {node.name} failed (exit {status}).", f"Read {log}.")
 
-    def start(self, daemon: Daemon) -> None:
-        for node in self.nodes_for(daemon):
+    def start(self, daemon: Daemon, nodes: list[NodeSpec] | None = None) -> None:
+        """The daemon on its nodes (or on these of them)."""
+        for node in self.nodes_for(daemon) if nodes is None else nodes:
             if self.spec.backend == "processes":
                 for port_name in daemon.ports:
                     _check_port_free(node, config.port(self.spec, node, port_name), daemon.title)
@@ -362,12 +363,46 @@ class Stack:
     def live_datanodes(self) -> dict[str, dict]:
         return json.loads(self.namenode_info()["LiveNodes"])
 
+    def datanodes_counted(self) -> int | None:
+        """The DataNodes the NameNode counts live (by itself: Hadoop 2 keys LiveNodes by host name
+        alone, one entry for every DataNode of the processes backend, all on 127.0.0.1)."""
+        state = self._get("namenode_http", "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")["beans"]
+        return int(state[0].get("NumLiveDataNodes", 0)) if state else None
+
     def hdfs_ready(self, workers: int) -> bool:
         info = self.namenode_info()
-        # Counted by the NameNode itself: Hadoop 2 keys LiveNodes by host name alone, one entry for
-        # every DataNode of the processes backend (all on 127.0.0.1).
-        state = self._get("namenode_http", "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")["beans"]
-        return not info.get("Safemode") and bool(state) and state[0].get("NumLiveDataNodes", 0) >= workers
+        counted = self.datanodes_counted()
+        return not info.get("Safemode") and counted is not None and counted >= workers
+
+    def namenode_health(self) -> dict[str, int] | None:
+        """What HDFS is short of now: dead DataNodes, under-replicated, pending and missing blocks;
+        None when the NameNode does not answer."""
+        try:
+            state = self._get("namenode_http", "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystemState")["beans"][0]
+            system = self._get("namenode_http", "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystem")["beans"][0]
+        except (requests.RequestException, ValueError, KeyError, IndexError):
+            return None
+        return {"dead_datanodes": int(state.get("NumDeadDataNodes", 0)),
+                "under_replicated_blocks": int(system.get("UnderReplicatedBlocks", 0)),
+                "pending_replication_blocks": int(system.get("PendingReplicationBlocks", 0)),
+                "missing_blocks": int(system.get("MissingBlocks", 0))}
+
+    def yarn_health(self) -> dict[str, int] | None:
+        """NodeManagers the ResourceManager counts lost or unhealthy; None when it does not answer."""
+        try:
+            metrics = self._get("rm_http", "/ws/v1/cluster/metrics")["clusterMetrics"]
+        except (requests.RequestException, ValueError, KeyError):
+            return None
+        return {"lost_nodemanagers": int(metrics.get("lostNodes", 0)),
+                "unhealthy_nodemanagers": int(metrics.get("unhealthyNodes", 0))}
+
+    def application_attempts(self, app_id: str) -> int | None:
+        """How many ApplicationMaster attempts YARN made for an application; None if not known."""
+        try:
+            attempts = self._get("rm_http", f"/ws/v1/cluster/apps/{app_id}/appattempts")["appAttempts"]["appAttempt"]
+        except (requests.RequestException, ValueError, KeyError, TypeError):
+            return None
+        return len(attempts)
 
     def yarn_nodes(self) -> list[dict]:
         nodes = (self._get("rm_http", "/ws/v1/cluster/nodes").get("nodes") or {}).get("node") or []

@@ -1,0 +1,58 @@
+"""Faults as the cluster keeps them: each recorded in the cluster's state, with the commands that undo
+it on its node, before it is applied. Whatever becomes of the sbclab that applied it (killed
+mid-run, its host rebooted), the next sbclab on the cluster or `cluster down --force` runs those
+commands: no paused process, packet filter or filler file outlives the run that made it.
+
+What a fault is and how it is applied lives in sbclab.faults; here is only what undoes it, as
+commands on the node, so that teardown needs nothing above this layer.
+"""
+
+from datetime import datetime, timezone
+
+from .local import orphaned, sbclab_owner
+from .transport import Transport
+
+KIND = "fault"
+
+
+def record(transport: Transport, node: str, fault: str, heal: list[list[str]], **fields) -> dict:
+    """A fault about to be applied on the node, with the commands that undo it (each must succeed
+    also when the fault is already undone, or was never applied)."""
+    return transport.state.record(KIND, node=node, fault=fault, heal=heal, applied_at=None, **sbclab_owner(),
+                                  **fields)
+
+
+def applied(transport: Transport, entry: dict) -> None:
+    """The fault is in place now."""
+    transport.state.update(entry, applied_at=datetime.now(timezone.utc).isoformat())
+
+
+def heal(transport: Transport, entry: dict) -> list[str]:
+    """Run the fault's undoing commands on its node and forget it; what failed, one phrase each."""
+    node = transport.spec.node(entry["node"])
+    problems = []
+    for argv in entry.get("heal") or []:
+        try:
+            done = transport.capture(node, argv, timeout_s=60)
+        except Exception as err:  # noqa: BLE001 - a node that cannot be reached is said, the others still healed
+            problems.append(f"{entry['fault']} on {node.name}: {err}")
+            continue
+        if done.status != 0:
+            problems.append(f"{entry['fault']} on {node.name}: '{' '.join(argv[:4])}' exited {done.status}: "
+                            f"{done.stderr.decode(errors='replace').strip()[:200]}")
+    transport.state.forget(entry)
+    return problems
+
+
+def unhealed(transport: Transport, orphans_only: bool = False) -> list[dict]:
+    """The faults still recorded: all, or those whose sbclab died without undoing them."""
+    return orphaned(transport.state, KIND) if orphans_only else list(transport.state.of_kind(KIND))
+
+
+def heal_all(transport: Transport, orphans_only: bool = False) -> tuple[list[str], list[str]]:
+    """Undo every recorded fault (or only those a dead sbclab left); (what was undone, what failed)."""
+    undone, problems = [], []
+    for entry in unhealed(transport, orphans_only):
+        problems += heal(transport, entry)
+        undone.append(f"{entry['fault']} on {entry['node']}")
+    return undone, problems

@@ -1,0 +1,39 @@
+"""Pause a worker: SIGSTOP to every JVM of the cluster on it, SIGCONT after for_s — a board that hangs
+(a stalled microSD card, a kernel busy in reclaim) and comes back. Its daemons miss their heartbeats
+while paused; the masters notice only after their expiry intervals, so a short pause is a stall,
+a long one a lost node."""
+
+from ..cluster import faultrecords
+from ..errors import SbclabError
+from .base import ANY_JAVA, Applied, FaultSpec, sh
+
+name = "pause"
+lasting = True
+
+
+def check(spec: FaultSpec) -> None:
+    if spec.for_s is None:
+        raise ValueError("a pause needs for_s, how long the node stays paused")
+    if spec.process or spec.loss_pct or spec.level_pct:
+        raise ValueError("a pause takes node, at_s and for_s only")
+
+
+def unsupported(backend: str) -> str | None:
+    return None
+
+
+def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
+    transport = cluster.transport
+    node = transport.spec.node(node_name)
+    pids = transport.node_processes(node, ANY_JAVA)
+    if not pids:
+        raise SbclabError(f"No JVM ran on {node_name}: nothing to pause.", "Check the cluster with 'sbclab cluster status'.")
+    # The undoing is recorded first: a sbclab killed now leaves processes the next one continues.
+    entry = faultrecords.record(transport, node_name, name, target="every JVM", pids=pids,
+                                heal=[sh('kill -CONT "$@" 2>/dev/null; true', *map(str, pids))])
+    done = transport.capture(node, sh('kill -STOP "$@"', *map(str, pids)))
+    faultrecords.applied(transport, entry)
+    if done.status != 0:
+        raise SbclabError(f"Pausing {node_name} failed: {done.stderr.decode(errors='replace').strip()}.",
+                          "Read the node's processes with 'sbclab cluster shell'.")
+    return Applied(f"SIGSTOP to {len(pids)} JVMs on {node_name}", entry)

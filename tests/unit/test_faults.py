@@ -1,0 +1,208 @@
+"""Faults as declared, scheduled, recorded and undone, and read back in the report; with stand-ins for the
+cluster (tests/integration/test_faults.py applies them to a real one)."""
+
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from sbclab import faults
+from sbclab.analysis import faults as fault_analysis
+from sbclab.analysis.cells import exclusion_reason, group
+from sbclab.cluster import faultrecords
+from sbclab.cluster import spec as cluster_spec
+from sbclab.cluster.transport import Captured
+from sbclab.errors import SbclabError
+from sbclab.experiments import model, plan
+from sbclab.faults import effects, partition, schedule
+from sbclab.faults.base import Applied
+from sbclab.results.faults import FaultEffects, FaultRun, FaultSpec
+
+from .test_results import make_run
+
+
+class _State:
+    def __init__(self):
+        self.resources = []
+
+    def record(self, kind, **fields):
+        entry = {"kind": kind, **fields}
+        self.resources.append(entry)
+        return entry
+
+    def update(self, entry, **fields):
+        entry.update(fields)
+
+    def forget(self, entry):
+        if entry in self.resources:
+            self.resources.remove(entry)
+
+    def of_kind(self, kind):
+        return [r for r in self.resources if r["kind"] == kind]
+
+
+class _Transport:
+    """Runs nothing: remembers what it was asked to run on which node."""
+
+    def __init__(self, spec, fail=()):
+        self.spec, self.state, self.ran, self.fail = spec, _State(), [], set(fail)
+
+    def capture(self, node, argv, env=None, timeout_s=120):
+        self.ran.append((node.name, argv))
+        return Captured(1 if node.name in self.fail else 0, b"", b"no such chain" if node.name in self.fail else b"")
+
+
+def _cluster(workers=3):
+    spec = cluster_spec.build(backend="emulated", board="rpi4b-4gb", storage="microsd-evo", workers=workers, cores=2)
+    health = {"dead_datanodes": 0, "under_replicated_blocks": 0, "pending_replication_blocks": 0, "missing_blocks": 0}
+    stack = SimpleNamespace(namenode_health=lambda: dict(health), yarn_health=lambda: {"lost_nodemanagers": 0},
+                            health=health)
+    return SimpleNamespace(spec=spec, transport=_Transport(spec), stack=stack)
+
+
+class _Marker:
+    """A lasting fault that records an undoing command and counts its applications."""
+
+    name, lasting = "marker", True
+
+    def __init__(self):
+        self.applied = []
+
+    def check(self, spec):
+        pass
+
+    def unsupported(self, backend):
+        return None
+
+    def apply(self, cluster, spec, node_name):
+        entry = faultrecords.record(cluster.transport, node_name, self.name, heal=[["true", node_name]])
+        faultrecords.applied(cluster.transport, entry)
+        self.applied.append((node_name, time.monotonic()))
+        cluster.stack.health["under_replicated_blocks"] = 7
+        return Applied(f"marked {node_name}", entry)
+
+
+@pytest.fixture
+def marker(monkeypatch):
+    kind = _Marker()
+    monkeypatch.setitem(faults.KINDS, "marker", kind)
+    return kind
+
+
+def test_each_kind_refuses_what_it_cannot_take():
+    for declared, said in [({"kind": "kill"}, "needs process"), ({"kind": "kill", "process": "datanode", "for_s": 5},
+                                                                   "leave out for_s"),
+                           ({"kind": "pause"}, "needs for_s"), ({"kind": "partition"}, "needs for_s"),
+                           ({"kind": "fill-disk"}, "needs level_pct"), ({"kind": "melt"}, "unknown fault 'melt'")]:
+        with pytest.raises(ValueError, match=said):
+            faults.check(FaultSpec(**declared))
+    faults.check(FaultSpec(kind="partition", for_s=30, loss_pct=5))
+    assert FaultSpec(kind="partition", for_s=30, loss_pct=5, node="worker2").label == \
+        "5 % packet loss on worker2 at 10 s for 30 s"
+    assert partition.unsupported("processes") and partition.unsupported("emulated") is None
+
+
+def test_an_experiments_faults_add_a_faulted_cell_beside_each_and_are_refused_where_they_cannot_apply():
+    raw = {"workloads": ["terasort"], "engines": ["hadoop"], "repetitions": 2, "sizes": ["8MB"],
+           "faults": [{"kind": "kill", "process": "datanode", "node": "worker2", "at_s": 20}]}
+    cells = model.cells(model.parse(raw))
+    assert [c.fault is not None for c in cells] == [False, True, False, True]
+    assert "under kill datanode on worker2 at 20 s" in cells[1].label()
+    with pytest.raises(SbclabError, match="not a worker of its 1-worker cluster"):
+        plan._check_faults(model.parse({**raw, "workers": [1]}), "emulated", model.default_node_names)
+    with pytest.raises(SbclabError, match="this host's address"):
+        plan._check_faults(model.parse({**raw, "faults": [{"kind": "partition", "for_s": 9}]}), "processes",
+                           model.default_node_names)
+    with pytest.raises(SbclabError, match="sysbench-cpu runs none"):
+        plan._check_faults(model.parse({**raw, "workloads": ["sysbench-cpu"], "engines": None}), "emulated",
+                           model.default_node_names)
+
+
+def test_the_nemesis_applies_on_time_undoes_lasting_faults_on_time_and_watches_the_namenode(marker):
+    cluster = _cluster()
+    spec = FaultSpec(kind="marker", at_s=0.2, for_s=0.3)
+    with schedule.Nemesis(cluster, [spec], "run-1") as nemesis:
+        time.sleep(0.8)
+    [run] = nemesis.runs
+    assert run.node in {"worker1", "worker2", "worker3"} and run.detail == f"marked {run.node}"
+    assert 0.15 <= run.applied_s < run.healed_s and run.healed_s >= 0.45
+    assert cluster.transport.ran == [(run.node, ["true", run.node])]  # undone once, on its node
+    assert cluster.transport.state.of_kind("fault") == []
+    assert nemesis.watch.worst["under_replicated_blocks"] == 7
+    # The node a random fault hits follows from the run's id.
+    again = schedule.Nemesis(_cluster(), [spec], "run-1")
+    assert again.runs[0].node == run.node
+
+
+def test_a_fault_still_in_place_when_the_job_ends_is_undone_then_and_one_not_yet_due_never_applied(marker):
+    cluster = _cluster()
+    with schedule.Nemesis(cluster, [FaultSpec(kind="marker", at_s=0, for_s=60, node="worker1"),
+                                    FaultSpec(kind="marker", at_s=60, for_s=1, node="worker2")], "r") as nemesis:
+        time.sleep(0.3)
+    first, second = nemesis.runs
+    assert first.applied_s is not None and first.healed_s is not None and second.applied_s is None
+    assert [n for n, _ in marker.applied] == ["worker1"] and cluster.transport.state.resources == []
+
+
+def test_a_fault_that_cannot_be_applied_is_the_runs_finding_not_a_crash():
+    cluster = _cluster()
+    cluster.transport.node_processes = lambda node, pattern: []  # no task runs there
+    with schedule.Nemesis(cluster, [FaultSpec(kind="kill", process="task", at_s=0, node="worker1")], "r") as nemesis:
+        time.sleep(0.3)
+    [run] = nemesis.runs
+    assert run.applied_s is None and "nothing was killed" in run.problems[0]
+
+
+def test_what_a_dead_sbclab_left_in_place_is_undone_by_the_next_and_a_failure_is_said():
+    cluster = _cluster()
+    transport = cluster.transport
+    faultrecords.record(transport, "worker1", "pause", heal=[["kill", "-CONT", "12"]])
+    orphan = faultrecords.record(transport, "worker2", "partition", heal=[["iptables", "-X", "x"]])
+    orphan["owner_pid"] = 1 << 22  # no such process: its sbclab is gone
+    assert [e["node"] for e in faultrecords.unhealed(transport, orphans_only=True)] == ["worker2"]
+    transport.fail = {"worker2"}
+    undone, problems = faultrecords.heal_all(transport, orphans_only=True)
+    assert undone == ["partition on worker2"] and "exited 1: no such chain" in problems[0]
+    undone, problems = faultrecords.heal_all(transport)
+    assert undone == ["pause on worker1"] and problems == [] and transport.state.resources == []
+
+
+def test_the_cause_of_a_failed_job_is_named_from_its_log():
+    assert effects.cause("... org.apache.hadoop.hdfs.BlockMissingException: Could not obtain block: BP-1 ...") \
+        .startswith("blocks lost")
+    assert effects.cause("Job job_1_0001 failed with state FAILED due to: Task failed task_1_0001_m_000003") \
+        == "a task failed every attempt it is given"
+    assert effects.cause("Application application_1_0002 failed 2 times due to AM Container").startswith(
+        "the ApplicationMaster")
+    assert effects.cause("all fine") is None
+
+
+def _faulted(run_id, seconds, valid=True, node="worker2", **effect):
+    run = make_run(run_id, valid=valid, exit_status=0 if valid else 1)
+    return run.model_copy(update={
+        "wall_time_s": seconds,
+        "faults": [FaultRun(spec=FaultSpec(kind="kill", process="datanode", at_s=20), node=node, applied_s=20.3)],
+        "fault_effects": FaultEffects(completed=valid, cause=None if valid else "blocks lost: HDFS had no live replica",
+                                      reactions={"failed_map_attempts": 1, **effect}, hdfs={"missing_blocks": 0},
+                                      recovered_s=41.0)})
+
+
+def test_faulted_runs_are_kept_out_of_the_cell_and_set_beside_it_with_their_slowdown():
+    base = [make_run(f"u{i}").model_copy(update={"wall_time_s": t}) for i, t in enumerate([100.0, 104.0, 96.0])]
+    hit = [_faulted("f1", 150.0), _faulted("f2", 160.0, killed_map_attempts=2), _faulted("f3", 0.0, valid=False)]
+    cells = group(base + hit)
+    [cell] = cells
+    assert len(cell.runs) == 3 and {r.run_id for r in cell.excluded} == {"f1", "f2", "f3"}
+    assert all(r.status == "faulted" and not r.headline for r in hit)
+    assert exclusion_reason(hit[0]) == "faulted: kill datanode on worker2 at 20 s"
+    [row] = fault_analysis.rows(cells)
+    assert (row["runs"], row["completed"], row["validated"], row["unfaulted_runs"]) == (3, 2, 2, 3)
+    assert row["slowdown"] == pytest.approx(1.55) and row["slowdown_ci95_low"] < 1.55 < row["slowdown_ci95_high"]
+    assert row["reactions"] == "failed map attempts 3, killed map attempts 2"
+    assert row["recovered_s"] == "41; 41; 41" and row["cause"].startswith("blocks lost")
+
+
+def test_a_single_faulted_run_has_a_slowdown_without_an_interval():
+    base = [make_run(f"u{i}").model_copy(update={"wall_time_s": t}) for i, t in enumerate([100.0, 100.0])]
+    [row] = fault_analysis.rows(group(base + [_faulted("f", 200.0)]))
+    assert row["slowdown"] == pytest.approx(2.0) and row["slowdown_ci95_low"] is None
