@@ -1,20 +1,29 @@
-"""A failed or interrupted bring-up removes everything it had created."""
+"""What happens when something fails: a bring-up that fails or is interrupted removes everything it made;
+a daemon lost during a run flags it and is started again before the next; faults applied during a job
+(a DataNode or NodeManager killed, a worker cut off) are recorded, undone and reported; a corrupted or
+unordered output is caught by its validation. The runs share one cluster of three workers at replication 2."""
 
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
 from sbclab import paths
+from sbclab import workloads as registry
 from sbclab.cluster import nodes
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
-from sbclab.stack import lifecycle
+from sbclab.experiments.plan import as_spec_settings
+from sbclab.results.faults import PROCESSES, FaultSpec
+from sbclab.stack import lifecycle, liveness
+from sbclab.workloads.sort import Sort
+from sbclab.workloads.terasort import TeraSort
 
-from .conftest import NOTHING, leaked, mechanics_spec, remove_if_left
+from .conftest import NOTHING, leaked, mechanics_spec, remove_if_left, runner
 
 
 def test_daemons_not_ready_in_time_is_one_sentence_and_no_leftovers(clean_host):
@@ -95,3 +104,145 @@ def test_a_cluster_whose_maker_was_killed_is_found_and_removed_as_abandoned(clea
             up.kill()
         remove_if_left("ikill")
     assert leaked() == NOTHING
+
+
+# --- a cluster that loses things -------------------------------------------------------------------
+
+SIZE = 4 * 10**6
+# Two replicas, so a lost DataNode costs no block; tasks given two attempts, so a job that cannot
+# finish says so within a minute rather than four.
+SETTINGS = {"hdfs-site": {"dfs.replication": "2"},
+            "mapred-site": {"mapreduce.map.maxattempts": "2", "mapreduce.reduce.maxattempts": "2"}}
+
+
+@pytest.fixture(scope="module")
+def faulty():
+    remove_if_left("ifaulty")
+    assert leaked() == NOTHING
+    spec = mechanics_spec("ifaulty", workers=3, subnet="10.219.0.0/24").model_copy(
+        update={"settings": as_spec_settings(SETTINGS)})
+    up = lifecycle.up(spec)
+    try:
+        yield up
+    finally:
+        remove_if_left("ifaulty")
+    assert leaked() == NOTHING
+
+
+def _faulted(cluster, results, workload, engine, *faults, size=SIZE):
+    chosen = registry.get(workload) if isinstance(workload, str) else workload
+    return runner(cluster, results).measure(chosen, engine, chosen.parameters(size, None), faults=list(faults))
+
+
+def _whole(cluster):
+    found = liveness.census(cluster.stack)
+    assert found.whole, found.missing
+
+
+def test_a_datanode_killed_mid_terasort_at_replication_2_costs_no_block_and_is_reported(faulty, tmp_path):
+    kill = FaultSpec(kind="kill", process="datanode", node="worker2", at_s=8)
+    run = _faulted(faulty, tmp_path, "terasort", "hadoop", kill)
+    assert run.status == "faulted" and not run.headline
+    assert run.exit_status == 0 and run.valid, [c for c in run.validity.checks if not c.passed]
+    [fault] = run.faults
+    assert fault.node == "worker2" and fault.applied_s >= 8 and "SIGKILL to datanode on worker2" in fault.detail
+    assert "DataNode on worker2: its process has ended" in run.liveness.after
+    effects = run.fault_effects
+    assert effects.completed and "DataNode restarted on worker2" in effects.recovery and effects.recovered_s
+    assert {"failed_map_attempts", "launched_maps"} <= set(effects.reactions)
+    _whole(faulty)
+
+
+def test_a_datanode_killed_at_replication_1_loses_blocks_and_the_run_says_so(faulty, tmp_path):
+    ctx = runner(faulty, tmp_path).context()
+    data = TeraSort().prepare(ctx, "hadoop", TeraSort().parameters(SIZE, None))
+    both = sum(_blocks(faulty, n) for n in faulty.spec.worker_nodes)
+    ctx.hdfs(["-setrep", "-w", "1", data["path"]], tmp_path / "setrep.log")
+    deadline = time.monotonic() + 90  # the DataNodes delete the excess replicas on their next heartbeats
+    while sum(_blocks(faulty, n) for n in faulty.spec.worker_nodes) > both // 2 and time.monotonic() < deadline:
+        time.sleep(1)
+    holder = max(faulty.spec.worker_nodes, key=lambda n: _blocks(faulty, n))  # surely holds some of the input
+    try:
+        run = _faulted(faulty, tmp_path, "terasort", "hadoop",
+                       FaultSpec(kind="kill", process="datanode", node=holder.name, at_s=1))
+        assert run.status == "faulted" and run.exit_status != 0 and not run.valid
+        assert run.fault_effects.cause.startswith("blocks lost"), run.fault_effects
+        # Its DataNode back, the blocks are whole again: the time that took is the recovery.
+        assert run.fault_effects.recovered_s is not None and not faulty.stack.namenode_health()["missing_blocks"]
+    finally:
+        ctx.hdfs(["-setrep", "-w", "2", data["path"]], tmp_path / "setrep.log", check=False)
+    _whole(faulty)
+
+
+def _blocks(cluster, node) -> int:
+    return sum(1 for p in cluster.transport.node_disk(node).rglob("blk_*") if not p.name.endswith(".meta"))
+
+
+def test_a_nodemanager_killed_mid_job_is_faulted_with_the_applicationmasters_attempts(faulty, tmp_path):
+    run = _faulted(faulty, tmp_path, "terasort", "hadoop",
+                   FaultSpec(kind="kill", process="nodemanager", node="worker1", at_s=8))
+    assert run.status == "faulted" and run.faults[0].applied_s is not None
+    assert "appmaster_attempts" in run.fault_effects.reactions
+    assert "NodeManager restarted on worker1" in run.fault_effects.recovery
+    _whole(faulty)
+
+
+def test_a_worker_cut_off_for_a_while_during_a_spark_job_is_undone_and_its_executors_counted(faulty, tmp_path):
+    cut = FaultSpec(kind="partition", node="worker3", at_s=5, for_s=30)
+    run = _faulted(faulty, tmp_path, "wordcount", "spark", cut)
+    [fault] = run.faults
+    assert run.status == "faulted" and fault.healed_s >= fault.applied_s + 30 > 30
+    assert "executors_removed" in run.fault_effects.reactions
+    assert ClusterState.load("ifaulty").of_kind("fault") == []  # nothing left to undo
+    # The packet filter is gone from worker3.
+    left = faulty.transport.capture(faulty.spec.node("worker3"), ["sh", "-c", "iptables -S | grep -c sbclab-fault || true"])
+    assert left.stdout.strip() == b"0"
+
+
+def test_a_daemon_killed_by_hand_flags_the_run_and_is_restarted_before_the_next(faulty, tmp_path):
+    """Nothing injected: a NodeManager killed from outside sbclab mid-run is caught by the census after it."""
+    worker = faulty.spec.node("worker3")
+
+    def kill_by_hand():
+        time.sleep(4)
+        for pid in faulty.transport.node_processes(worker, PROCESSES["nodemanager"]):
+            os.kill(pid, signal.SIGKILL)
+    killer = threading.Thread(target=kill_by_hand)
+    killer.start()
+    try:
+        run = _faulted(faulty, tmp_path, "pi", "hadoop", size=None)
+    finally:
+        killer.join()
+    assert run.status == "flagged" and run.faults == []
+    assert run.liveness.lost == ["NodeManager on worker3: its process has ended"]
+    after = _faulted(faulty, tmp_path, "pi", "hadoop", size=None)
+    assert after.liveness.repaired == ["NodeManager restarted on worker3"] and not after.liveness.lost
+    assert after.status == "headline", after.validity
+
+
+class _UnsortedTeraSort(TeraSort):
+    """TeraSort whose output is replaced by its unsorted input after the job: what a bad sort would leave."""
+
+    def run_job(self, ctx, engine, run_id, params, data):
+        attempt = super().run_job(ctx, engine, run_id, params, data)
+        log = ctx.job_log(run_id, "corrupt")
+        ctx.hdfs(["-rm", "-f", f"{attempt.output}/part-r-*"], log)
+        ctx.hdfs(["-cp", f"{data['path']}/part-m-*", attempt.output], log)
+        return attempt
+
+
+class _UnsortedSort(Sort):
+    def run_job(self, ctx, engine, run_id, params, data):
+        attempt = super().run_job(ctx, engine, run_id, params, data)
+        log = ctx.job_log(run_id, "corrupt")
+        ctx.hdfs(["-rm", "-f", f"{attempt.output}/part-*"], log)
+        ctx.hdfs(["-cp", f"{data['path']}/part-*", attempt.output], log)
+        return attempt
+
+
+@pytest.mark.parametrize("workload, failing", [(_UnsortedTeraSort(), "TeraValidate error rows"),
+                                               (_UnsortedSort(), "records out of order within files")])
+def test_an_unordered_output_is_invalid_with_the_failing_check_named(faulty, tmp_path, workload, failing):
+    run = _faulted(faulty, tmp_path, workload, "hadoop")
+    assert run.exit_status == 0 and run.status == "invalid"
+    assert [c.name for c in run.validity.checks if not c.passed] == [failing]

@@ -103,13 +103,36 @@ def test_a_boards_cpu_use_is_everything_but_idle_iowait_and_steal():
 
 
 def test_a_machine_that_does_not_answer_counts_as_busy():
+    master = SimpleNamespace(name="master")
+
     class Silent:
         shares_host = True
-        spec = SimpleNamespace(master=SimpleNamespace(name="master"))
+        spec = SimpleNamespace(master=master, nodes=[master])
+
+        def memory_group(self, node):
+            return None
 
         def capture(self, node, argv, env=None, timeout_s=120):
             raise SbclabError("gone", "")
     assert nodeops.busy_percent(Silent(), 0.1) == 100.0
+
+
+def test_nodes_with_cgroups_are_idle_by_their_own_use_whatever_the_host_does():
+    """A node's CPU time against its quota: another test's cluster busy on the host does not count."""
+    class Group:
+        def __init__(self, per_read_ns):
+            self.used, self.step = 0, per_read_ns
+
+        def cpu_usage_ns(self):
+            self.used += self.step
+            return self.used
+    nodes = [SimpleNamespace(name="master", cpu_cores=0.5), SimpleNamespace(name="worker1", cpu_cores=0.25)]
+    groups = {"master": Group(0), "worker1": Group(25_000_000)}  # 25 ms of CPU over a 0.1-s window
+    transport = SimpleNamespace(spec=SimpleNamespace(nodes=nodes), memory_group=lambda node: groups[node.name])
+    busy = nodeops.busy_percent(transport, 0.1)
+    assert 80 < busy <= 100  # worker1 used nearly its quarter core; the host's own load never read
+    groups["worker1"] = Group(0)
+    assert nodeops.busy_percent(transport, 0.1) == 0.0
 
 
 def _alive_marked(mark: str) -> list[int]:

@@ -27,9 +27,11 @@ from .running import run_and_report
 @click.option("--fault", "faults", multiple=True, metavar="KIND,KEY=VALUE...",
               help="A fault while each job runs, beside the unfaulted run: e.g. 'kill,process=datanode,at=20,"
                    "node=worker2', 'pause,for=30', 'partition,for=30,loss=100', 'fill-disk,level=95' (repeatable).")
+@click.option("--idle-wait", type=click.FloatRange(0, 3600), default=60, show_default=True,
+              help="Before each run, seconds to wait at most for the nodes to idle (CPU under 20 %); 0 does not wait.")
 @monitor_options
 @board_options
-def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, faults, monitoring: Monitoring,
+def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, faults, idle_wait, monitoring: Monitoring,
                 boards: Boards):
     """The main job: TeraGen → TeraSort → TeraValidate and Spark Pi on a cluster, every run stored.
 
@@ -45,7 +47,7 @@ def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, f
         workers, storage = spec.workers, spec.storage
     experiment = builtin.main_job(settings, storage, shape.preset, workers, size_bytes, repetitions, pi_maps,
                                   pi_samples, monitoring.settings(), layout=shape.layout,
-                                  stack=shape.stack, faults=[fault_flag(f) for f in faults])
+                                  stack=shape.stack, faults=[fault_flag(f) for f in faults], idle_wait_s=idle_wait)
     run_and_report(experiment, results, LineDisplay(say), access, boards.dist_dir, purge_boards=False)
 
 

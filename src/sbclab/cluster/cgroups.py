@@ -119,6 +119,19 @@ class NodeCgroup:
     def procs_files(self) -> list[Path]:
         return [d / "cgroup.procs" for d in self.dirs()]
 
+    def cpu_usage_ns(self) -> int | None:
+        """CPU time the node's processes have used, all their threads together; None if unreadable."""
+        try:
+            if self.version == 2:
+                for line in (ROOT / self.relative / "cpu.stat").read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "usage_usec":
+                        return int(value) * 1000
+                return None
+            return int((ROOT / "cpuacct" / self.relative / "cpuacct.usage").read_text())
+        except (OSError, ValueError):
+            return None
+
     def pids(self) -> list[int]:
         """The node's processes (on v2 its threaded root lists those of its virtual cores too)."""
         try:

@@ -7,6 +7,7 @@ host (emulated, processes) share its page cache and /proc/stat, so one of them a
 
 import re
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import SbclabError
@@ -111,7 +112,15 @@ def cpu_busy_percent(before: str, after: str) -> float:
 
 
 def busy_percent(transport: Transport, window_s: float) -> float:
-    """The busiest machine's CPU use over a window; one that does not answer counts as busy."""
+    """The busiest machine's CPU use over a window; one that does not answer counts as busy.
+
+    Nodes with a cgroup of their own are each a machine: their use is their processes' CPU time
+    against their quota, whatever else this host is doing (another cluster, a build), which the
+    host's /proc/stat would count as theirs."""
+    groups = {node.name: transport.memory_group(node) for node in transport.spec.nodes}
+    if all(groups.values()):
+        return _cgroups_busy_percent(transport, groups, window_s)
+
     def busy(node):
         try:
             lines = transport.capture(node, ["sh", "-c", _BUSY, "sh", f"{window_s:g}"],
@@ -120,6 +129,21 @@ def busy_percent(transport: Transport, window_s: float) -> float:
             return 100.0
         return cpu_busy_percent(lines[0], lines[1]) if len(lines) == 2 else 100.0
     return max(_each(machines(transport), busy))
+
+
+def _cgroups_busy_percent(transport: Transport, groups: dict, window_s: float) -> float:
+    before = {name: group.cpu_usage_ns() for name, group in groups.items()}
+    start = time.monotonic()
+    time.sleep(window_s)
+    after = {name: group.cpu_usage_ns() for name, group in groups.items()}
+    elapsed_ns = (time.monotonic() - start) * 1e9
+    shares = []
+    for node in transport.spec.nodes:
+        a, b = before[node.name], after[node.name]
+        if a is None or b is None or node.cpu_cores <= 0:
+            return 100.0  # a node whose use cannot be read counts as busy
+        shares.append(100.0 * (b - a) / (elapsed_ns * node.cpu_cores))
+    return max(shares)
 
 
 def node_time(transport: Transport, node: NodeSpec) -> float | None:

@@ -23,7 +23,7 @@ def _cluster(settings: ClusterSettings) -> dict[str, Any]:
 
 def main_job(cluster: ClusterSettings, storage: str, preset: str, workers: int, size_bytes: int, repetitions: int,
              pi_maps: int, pi_samples: int, monitor: MonitorSettings, layout: str = "separate-master",
-             stack: str = stack_versions.DEFAULT, faults: list[dict] = ()) -> Experiment:
+             stack: str = stack_versions.DEFAULT, faults: list[dict] = (), idle_wait_s: float = 60) -> Experiment:
     """TeraSort on Hadoop (its TeraGen input made first, TeraValidate after) and Pi on Spark; with
     faults, each also under each fault."""
     return parse({
@@ -34,7 +34,7 @@ def main_job(cluster: ClusterSettings, storage: str, preset: str, workers: int, 
         "parameters": {"pi": {"maps": pi_maps, "samples_per_map": pi_samples}},
         # As the seeds did before every run: the page cache dropped and the nodes idle; trimmed with
         # the fstrim knob.
-        "between_runs": BetweenRuns(fstrim="fstrim" in cluster.knobs).model_dump(),
+        "between_runs": BetweenRuns(fstrim="fstrim" in cluster.knobs, idle_timeout_s=idle_wait_s).model_dump(),
         "monitor": monitor.model_dump(), "faults": list(faults),
     }, "the main job")
 
