@@ -174,6 +174,9 @@ def test_the_cause_of_a_failed_job_is_named_from_its_log():
         == "a task failed every attempt it is given"
     assert effects.cause("Application application_1_0002 failed 2 times due to AM Container").startswith(
         "the ApplicationMaster")
+    assert effects.cause("Error: java.io.IOException: All datanodes [DatanodeInfoWithStorage[10.0.0.12:9866]] are bad. "
+                         "Aborting...\nJob failed as tasks failed. failedMaps:0 failedReduces:1").startswith(
+        "HDFS could not write a block")
     assert effects.cause("all fine") is None
 
 
@@ -206,3 +209,27 @@ def test_a_single_faulted_run_has_a_slowdown_without_an_interval():
     base = [make_run(f"u{i}").model_copy(update={"wall_time_s": t}) for i, t in enumerate([100.0, 100.0])]
     [row] = fault_analysis.rows(group(base + [_faulted("f", 200.0)]))
     assert row["slowdown"] == pytest.approx(2.0) and row["slowdown_ci95_low"] is None
+
+
+def _df_transport(free_by_node: dict[str, int], size=10 * 2**30, own=True):
+    spec = cluster_spec.build(backend="emulated", board="rpi4b-4gb", storage="microsd-evo", workers=2, cores=2)
+
+    def capture(node, argv, env=None, timeout_s=120):
+        out = f"Filesystem 1-blocks Used Available Capacity Mounted\n/dev/loop0 {size} 0 {free_by_node[node.name]} 1% /d\n"
+        return Captured(0, out.encode(), b"")
+    return SimpleNamespace(spec=spec, own_filesystems=own, shares_host=True, capture=capture,
+                           node_disk=lambda node: f"/disks/{node.name}")
+
+
+def test_a_nearly_full_or_too_small_disk_refuses_the_run_naming_node_need_and_free_space():
+    from sbclab.experiments.orchestrator import check_disks
+    cell = model.cells(model.parse({"workloads": ["terasort"], "engines": ["hadoop"], "repetitions": 1,
+                                    "sizes": ["1GB"]}))[0]
+    check_disks(_df_transport({"worker1": 9 * 2**30, "worker2": 9 * 2**30}), cell)
+    with pytest.raises(SbclabError, match=r"worker2's data disk is 95 % full \(537 MB free of 10.7 GB\)"):
+        check_disks(_df_transport({"worker1": 9 * 2**30, "worker2": 2**29}), cell)
+    with pytest.raises(SbclabError, match=r"needs about 3 GB on worker1, which has 2 GB free"):
+        check_disks(_df_transport({"worker1": 2 * 10**9, "worker2": 2 * 10**9}, size=2 * 10**9 + 10**8), cell)
+    # The processes backend's nodes share one filesystem: the whole need against its free space.
+    with pytest.raises(SbclabError, match=r"needs about 6 GB on worker1, which has 5 GB free"):
+        check_disks(_df_transport({"worker1": 5 * 10**9, "worker2": 5 * 10**9}, size=5 * 10**9 + 10**8, own=False), cell)

@@ -165,7 +165,8 @@ class LocalTransport(Transport):
                 if any(mine in part for part in p.info["cmdline"] or [])]
 
     def still_running(self, entries: list[dict]) -> list[bool]:
-        return [bool(reaper.recorded([entry])) for entry in entries]
+        # A daemon this process started and that died stays a zombie until it is waited for: dead all the same.
+        return [any(_alive(proc) for proc in reaper.recorded([entry])) for entry in entries]
 
     # --- removal --------------------------------------------------------------------------
 
@@ -180,6 +181,13 @@ class LocalTransport(Transport):
         for entry in list(self.state.of_kind("process")):
             self.state.forget(entry)
         return survivors
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def _matching(procs, pattern: str) -> list[psutil.Process]:

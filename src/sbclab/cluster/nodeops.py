@@ -146,6 +146,18 @@ def _cgroups_busy_percent(transport: Transport, groups: dict, window_s: float) -
     return max(shares)
 
 
+def disk_space(transport: Transport, nodes: list[NodeSpec]) -> dict[str, tuple[int, int] | None]:
+    """Per node, its data disk's (size, free) bytes; None where it did not answer."""
+    def space(node):
+        try:
+            done = transport.capture(node, ["df", "-P", "-B1", str(transport.node_disk(node))], timeout_s=30)
+            fields = done.stdout.decode().splitlines()[1].split()
+            return int(fields[1]), int(fields[3])
+        except (SbclabError, OSError, ValueError, IndexError):
+            return None
+    return dict(zip([n.name for n in nodes], _each(nodes, space)))
+
+
 def node_time(transport: Transport, node: NodeSpec) -> float | None:
     """The node's clock (seconds since the epoch), or None when it does not answer."""
     try:

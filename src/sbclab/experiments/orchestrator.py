@@ -35,6 +35,7 @@ from ..cluster.inventory import BoardAccess
 from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
 from ..errors import SbclabError
+from ..units import format_size
 from ..monitor import idle, phases
 from ..monitor.recorder import RawRecording, Recorder
 from ..monitor.settings import MonitorSettings, with_inventory_power
@@ -158,6 +159,30 @@ def _preflight_boards(found: plan.Plan, spec: ClusterSpec, boards: BoardAccess, 
                      tunnels=spec.web_uis == "loopback", need_bytes=need // spec.workers)
 
 
+FULL = 0.90  # a data disk fuller than this before a run is refused: HDFS and YARN stop using it about there
+
+
+def check_disks(transport, cell: Cell) -> None:
+    """Refuse a run whose workers' disks are nearly full, or too small for what it will write (its
+    input's replicas, intermediate data and output, spread over the workers); on every backend."""
+    workers = transport.spec.worker_nodes
+    need = plan.bytes_needed(cell.workload, cell.size_bytes, len(workers), cell.preset) if cell.size_bytes else 0
+    # Nodes that share this host's filesystem (the processes backend) share its free space too.
+    per_node = need // len(workers) if transport.own_filesystems or not transport.shares_host else need
+    for name, space in nodeops.disk_space(transport, workers).items():
+        if space is None:
+            continue
+        size, free = space
+        if size and 1 - free / size > FULL:
+            raise SbclabError(f"{name}'s data disk is {100 * (1 - free / size):.0f} % full ({format_size(free)} free of "
+                              f"{format_size(size)}): the run would fill it.",
+                              f"Free space on {name} ('sbclab cluster shell'), or bring the cluster up with a larger "
+                              "--disk-size.")
+        if per_node > free:
+            raise SbclabError(f"{cell.label()} needs about {format_size(per_node)} on {name}, which has "
+                              f"{format_size(free)} free.", "Give a smaller size, more workers, or more disk.")
+
+
 def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
     keep = ("backend", "preset", "board", "storage", "workers", "settings")
     return all(getattr(a, k) == getattr(b, k) for k in keep)
@@ -254,6 +279,8 @@ class Runner:
         started, start = datetime.now(timezone.utc), time.monotonic()
         faults = [FaultSpec(**cell.fault)] if cell.fault else []
         try:
+            if workload.needs_stack:
+                check_disks(self.cluster.transport, cell)
             return self.measure(workload, cell.engine, workload.parameters(cell.size_bytes, cell.parameters),
                                 cell.repetition, cell=cell.as_record(), notes=notes, trim_after=bool(reset.trimmed),
                                 faults=faults)

@@ -13,17 +13,18 @@ from ..results.faults import FaultEffects
 from ..stack import liveness
 from ..stack.lifecycle import Cluster
 
-# Why a job failed, from its client log: the first pattern found names the cause.
+# Why a job failed, from its client log: the first pattern found names the cause, the specific
+# before the general (a task fails every attempt because of one of the others).
 _CAUSES = (
     (r"BlockMissingException|Could not obtain block|No live nodes contain", "blocks lost: HDFS had no live replica "
      "of a block the job read"),
+    (r"All datanodes .* are bad|could only be written to 0 of the 1 minReplication",
+     "HDFS could not write a block to any live DataNode (a one-replica output whose DataNode was gone)"),
     (r"failed \d+ times due to AM Container|ApplicationMaster .* failed|Application .* failed \d+ times",
      "the ApplicationMaster failed every attempt YARN gives it"),
+    (r"Lost executor|ExecutorLostFailure", "executors were lost"),
     (r"Task failed task_|Job failed as tasks failed|failed \d+ times, most recent failure",
      "a task failed every attempt it is given"),
-    (r"All datanodes .* are bad|could only be written to 0 of the 1 minReplication",
-     "HDFS could not place a block on any live DataNode"),
-    (r"Lost executor|ExecutorLostFailure", "executors were lost"),
 )
 
 
