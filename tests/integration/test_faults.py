@@ -113,6 +113,7 @@ SIZE = 4 * 10**6
 # (its own default): a reduce on the killed DataNode's node fails its attempt ("All datanodes are bad",
 # its local DataNode taking the only replica) and is tried again, where the four attempts it has let it finish.
 SETTINGS = {"hdfs-site": {"dfs.replication": "2"}}
+PI = {"maps": 6, "samples_per_map": 1000}
 
 
 @pytest.fixture(scope="module")
@@ -129,9 +130,9 @@ def faulty():
     assert leaked() == NOTHING
 
 
-def _faulted(cluster, results, workload, engine, *faults, size=SIZE):
+def _faulted(cluster, results, workload, engine, *faults, size=SIZE, params=None):
     chosen = registry.get(workload) if isinstance(workload, str) else workload
-    return runner(cluster, results).measure(chosen, engine, chosen.parameters(size, None), faults=list(faults))
+    return runner(cluster, results).measure(chosen, engine, chosen.parameters(size, params), faults=list(faults))
 
 
 def _whole(cluster):
@@ -169,8 +170,8 @@ def test_a_datanode_killed_at_replication_1_loses_blocks_and_the_run_says_so(fau
         assert run.fault_effects.cause.startswith("blocks lost"), run.fault_effects
         # Its DataNode back, the blocks are whole again: the time that took is the recovery.
         assert run.fault_effects.recovered_s is not None and not faulty.stack.namenode_health()["missing_blocks"]
-    finally:
-        ctx.hdfs(["-setrep", "-w", "2", data["path"]], tmp_path / "setrep.log", check=False)
+    finally:  # its second replicas are made in the background while the other tests run
+        ctx.hdfs(["-setrep", "2", data["path"]], tmp_path / "setrep.log", check=False)
     _whole(faulty)
 
 
@@ -179,8 +180,8 @@ def _blocks(cluster, node) -> int:
 
 
 def test_a_nodemanager_killed_mid_job_is_faulted_with_the_applicationmasters_attempts(faulty, tmp_path):
-    run = _faulted(faulty, tmp_path, "terasort", "hadoop",
-                   FaultSpec(kind="kill", process="nodemanager", node="worker1", at_s=8))
+    run = _faulted(faulty, tmp_path, "pi", "hadoop", FaultSpec(kind="kill", process="nodemanager", node="worker1", at_s=6),
+                   size=None, params=PI)
     assert run.status == "faulted" and run.faults[0].applied_s is not None
     assert "appmaster_attempts" in run.fault_effects.reactions
     assert "NodeManager restarted on worker1" in run.fault_effects.recovery
@@ -200,23 +201,23 @@ def test_a_worker_cut_off_for_a_while_during_a_spark_job_is_undone_and_its_execu
 
 
 def test_a_daemon_killed_by_hand_flags_the_run_and_is_restarted_before_the_next(faulty, tmp_path):
-    """Nothing injected: a NodeManager killed from outside sbclab mid-run is caught by the census after it."""
+    """Nothing injected: a DataNode killed from outside sbclab mid-run is caught by the census after it."""
     worker = faulty.spec.node("worker3")
 
     def kill_by_hand():
         time.sleep(4)
-        for pid in faulty.transport.node_processes(worker, PROCESSES["nodemanager"]):
+        for pid in faulty.transport.node_processes(worker, PROCESSES["datanode"]):
             os.kill(pid, signal.SIGKILL)
     killer = threading.Thread(target=kill_by_hand)
     killer.start()
     try:
-        run = _faulted(faulty, tmp_path, "pi", "hadoop", size=None)
+        run = _faulted(faulty, tmp_path, "pi", "hadoop", size=None, params=PI)
     finally:
         killer.join()
     assert run.status == "flagged" and run.faults == []
-    assert run.liveness.lost == ["NodeManager on worker3: its process has ended"]
-    after = _faulted(faulty, tmp_path, "pi", "hadoop", size=None)
-    assert after.liveness.repaired == ["NodeManager restarted on worker3"] and not after.liveness.lost
+    assert run.liveness.lost == ["DataNode on worker3: its process has ended"]
+    after = _faulted(faulty, tmp_path, "pi", "hadoop", size=None, params=PI)
+    assert after.liveness.repaired == ["DataNode restarted on worker3"] and not after.liveness.lost
     assert after.status == "headline", after.validity
 
 

@@ -108,6 +108,12 @@ def test_an_experiments_faults_add_a_faulted_cell_beside_each_and_are_refused_wh
     cells = model.cells(model.parse(raw))
     assert [c.fault is not None for c in cells] == [False, True, False, True]
     assert "under kill datanode on worker2 at 20 s" in cells[1].label()
+    only = model.cells(model.parse({**raw, "workloads": ["terasort", "pi"], "engines": None, "engines_of":
+                                    {"terasort": ["hadoop"], "pi": ["spark"]}, "repetitions": 1,
+                                    "faults": [{"kind": "pause", "for_s": 5, "workloads": ["pi"]}]}))
+    assert [(c.workload, c.fault is not None) for c in only] == [("terasort", False), ("pi", False), ("pi", True)]
+    with pytest.raises(SbclabError, match="names workload grep, which the experiment does not run"):
+        model.parse({**raw, "faults": [{"kind": "pause", "for_s": 5, "workloads": ["grep"]}]})
     with pytest.raises(SbclabError, match="not a worker of its 1-worker cluster"):
         plan._check_faults(model.parse({**raw, "workers": [1]}), "emulated", model.default_node_names)
     with pytest.raises(SbclabError, match="this host's address"):

@@ -137,6 +137,14 @@ class Experiment(BaseModel):
             faults.check(spec)
         return value
 
+    @model_validator(mode="after")
+    def _faults_workloads(self):
+        for spec in self.faults:
+            for name in spec.workloads or []:
+                if name not in self.workloads:
+                    raise ValueError(f"fault '{spec.label}' names workload {name}, which the experiment does not run")
+        return self
+
     @field_validator("jobs")
     @classmethod
     def _register_jobs(cls, value):
@@ -323,7 +331,8 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                     params.pop("size_bytes", None)
                     for engine in experiment.engines_for(name):
                         for variant in workload.expand(params, nodes):
-                            for fault in [None, *(f.model_dump(exclude_defaults=True) for f in experiment.faults)]:
+                            for fault in [None, *(f.model_dump(exclude_defaults=True) for f in experiment.faults
+                                                  if f.workloads is None or name in f.workloads)]:
                                 out.append(Cell(workload=name, engine=engine, workers=workers,
                                                 size_bytes=size if workload.sized else None,
                                                 board=experiment.cluster.board, storage=storage, preset=preset,

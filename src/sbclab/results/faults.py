@@ -32,6 +32,7 @@ class FaultSpec(BaseModel):
     loss_pct: float | None = Field(None, gt=0, le=100, description="partition: the share of packets to and from "
                                    "the other nodes dropped (100, the default: cut off)")
     level_pct: float | None = Field(None, gt=0, le=100, description="fill-disk: how full the node's data disk is made")
+    workloads: list[str] | None = Field(None, description="the workloads whose cells it is applied to (default: all)")
 
     @property
     def label(self) -> str:
