@@ -218,7 +218,8 @@ def test_a_daemon_killed_by_hand_flags_the_run_and_is_restarted_before_the_next(
     assert run.liveness.lost == ["DataNode on worker3: its process has ended"]
     after = _faulted(faulty, tmp_path, "pi", "hadoop", size=None, params=PI)
     assert after.liveness.repaired == ["DataNode restarted on worker3"] and not after.liveness.lost
-    assert after.status == "headline", after.validity
+    # (Six small maps on three workers may leave one idle, which flags a run on its own: not the point here.)
+    assert after.valid and not [r for r in after.flag_reasons if r.startswith("lost")]
 
 
 class _UnsortedTeraSort(TeraSort):
