@@ -13,7 +13,7 @@ from ..errors import SbclabError
 from ..experiments import builtin, plan
 from ..experiments.display import LineDisplay
 from ..experiments.model import ClusterSettings
-from .options import ACCEPT_NEW_HOST_KEYS, INVENTORY, KNOWN_HOSTS, HostKeys, Monitoring, Shape, bundle, counts, \
+from .options import ACCEPT_NEW_HOST_KEYS, INVENTORY, KNOWN_HOSTS, FiniteRange, HostKeys, Monitoring, Shape, bundle, counts, \
     monitor_options, shape_options, size
 from .output import say
 from .running import run_and_report
@@ -168,7 +168,7 @@ def _no_containers(asked: str, shape: Shape, access) -> str | None:
 @click.option("--n", "problem", type=click.IntRange(1), default=None,
               help="Problem size N (default: Baun's Eq. 2 from the nodes' memory and --memory-fraction).")
 @click.option("--nb", default="32", show_default=True, help="Block size NB, or 'sweep' to try 16-256 on a small N first.")
-@click.option("--memory-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.8, show_default=True,
+@click.option("--memory-fraction", type=FiniteRange(0, 1, min_open=True), default=0.8, show_default=True,
               help="R of Eq. 2: the share of the nodes' memory the matrix fills.")
 @click.option("--ranks-per-node", type=click.IntRange(1, 256), default=None,
               help="MPI ranks per node (default: the board's cores).")

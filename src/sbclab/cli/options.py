@@ -4,6 +4,7 @@ Each bundle is a dataclass and a decorator that adds its options to a command an
 command the object, so a command takes a handful of parameters however many options it has."""
 
 import functools
+import math
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -22,6 +23,16 @@ from ..monitor.settings import MonitorSettings
 from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
 from ..units import parse_size
+
+
+class FiniteRange(click.FloatRange):
+    """A float range that also refuses NaN and infinity (which compare false with every bound)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a number here.", param, ctx)
+        return number
 
 
 def size(ctx, param, value):
@@ -119,7 +130,7 @@ shape_options = bundle(Shape, [
                  help="Size of each emulated node's filesystem, e.g. 8GiB. Default: 4GiB, more for large --size."),
     click.option("--timeout", type=float, default=180, show_default=True,
                  help="Seconds to wait for the daemons to be ready."),
-    click.option("--scale", "scale_factor", type=click.FloatRange(0, 1, min_open=True), default=None,
+    click.option("--scale", "scale_factor", type=FiniteRange(0, 1, min_open=True), default=None,
                  help="Fix the emulation scale factor (default: the largest this host can give). Use one value to "
                       "compare different boards."),
     click.option("--spark-manager", type=click.Choice(["yarn", "standalone"]), default="yarn", show_default=True,
@@ -177,10 +188,10 @@ class Monitoring:
 
 
 monitor_options = bundle(Monitoring, [
-    click.option("--sample-hz", type=click.FloatRange(0.2, 10), default=None,
+    click.option("--sample-hz", type=FiniteRange(0.2, 10), default=None,
                  help="Samples per second on every node during runs (default 1)."),
     click.option("--no-sampling", is_flag=True, help="Run without per-node samplers (no series, power or flags)."),
-    click.option("--idle-baseline", type=click.FloatRange(0, 3600), default=None,
+    click.option("--idle-baseline", type=FiniteRange(0, 3600), default=None,
                  help="Seconds of idle sampling before the runs, for energy above idle (default 10; 0 skips)."),
     click.option("--power-file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
                  help="YAML: node name (or 'default') -> power source, e.g. {default: {source: rapl}}."),
@@ -284,9 +295,9 @@ class CostOptions:
 
 
 cost_options = bundle(CostOptions, [
-    click.option("--kwh-price", type=click.FloatRange(0),
+    click.option("--kwh-price", type=FiniteRange(0),
                  help="Price of one kWh for the yearly energy cost (default 0.25, Baun's Eq. 1)."),
     click.option("--currency", help="Currency of --kwh-price (default EUR)."),
-    click.option("--switch-usd", type=click.FloatRange(0), help="Price of the cluster's switch in USD (default 20)."),
-    click.option("--psu-usd", type=click.FloatRange(0), help="Price of one power supply in USD (default 12)."),
+    click.option("--switch-usd", type=FiniteRange(0), help="Price of the cluster's switch in USD (default 20)."),
+    click.option("--psu-usd", type=FiniteRange(0), help="Price of one power supply in USD (default 12)."),
 ], "costs")

@@ -17,7 +17,7 @@ from ..studies import reproduce as study
 from ..errors import SbclabError
 from ..units import format_duration, format_size
 from .bench import show_estimate, show_shapes
-from .options import HostKeys, Monitoring, counts, host_key_options, monitor_options, names, sizes_list
+from .options import FiniteRange, HostKeys, Monitoring, counts, host_key_options, monitor_options, names, sizes_list
 from .output import console, err_console, runs_summary, say, table
 
 
@@ -109,7 +109,7 @@ def _ours(e: reproduction.Entry) -> str:
               help="Storage media to run, of the table's, e.g. nvme (default: every medium the table has).")
 @click.option("--runtimes", callback=lambda ctx, param, value: names(value),
               help="Runtimes to run, of the table's: native or container (default: every runtime the table has).")
-@click.option("--work", type=click.FloatRange(0.001, 1.0), default=1.0, show_default=True,
+@click.option("--work", type=FiniteRange(0.001, 1.0), default=1.0, show_default=True,
               help="Share of the seed's work to run inside each task (Pi's samples per map, data sizes with the HDFS "
                    "block size), keeping the seed's maps, slices and blocks, so its waves and speedups keep their shape.")
 @click.option("--dry-run", is_flag=True, help="Show the cells and cluster shapes without running anything.")

@@ -8,7 +8,7 @@ from ..experiments import builtin
 from ..experiments.display import LineDisplay
 from ..units import parse_size
 from ..workloads import pi
-from .options import Boards, Monitoring, Shape, board_options, monitor_options, shape_options
+from .options import Boards, FiniteRange, Monitoring, Shape, board_options, monitor_options, shape_options
 from .output import say
 from .running import run_and_report
 
@@ -27,7 +27,7 @@ from .running import run_and_report
 @click.option("--fault", "faults", multiple=True, metavar="KIND,KEY=VALUE...",
               help="A fault while each job runs, beside the unfaulted run: e.g. 'kill,process=datanode,at=20,"
                    "node=worker2', 'pause,for=30', 'partition,for=30,loss=100', 'fill-disk,level=95' (repeatable).")
-@click.option("--idle-wait", type=click.FloatRange(0, 3600), default=60, show_default=True,
+@click.option("--idle-wait", type=FiniteRange(0, 3600), default=60, show_default=True,
               help="Before each run, seconds to wait at most for the nodes to idle (CPU under 20 %); 0 does not wait.")
 @monitor_options
 @board_options

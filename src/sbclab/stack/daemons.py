@@ -141,6 +141,9 @@ class Stack:
             # uploading it to HDFS for YARN to hand out.
             "PYSPARK_ARCHIVES_PATH": ",".join(f"local:{archive}" for archive in self.dist.pyspark_archives),
             "PYSPARK_PYTHON": "python3",
+            # Spark's web UIs (a job's driver's too) bind SPARK_LOCAL_IP, else every interface: the
+            # processes backend's nodes are all this host's loopback, and so are their UIs.
+            **({"SPARK_LOCAL_IP": "127.0.0.1"} if self.spec.backend == "processes" else {}),
         }
 
     def java(self, node: NodeSpec, main_class: str, args: list[str], *, heap_mb: int | None = None,
