@@ -26,6 +26,7 @@ packages=(
 if [ "${1:-}" = "test" ]; then
   packages+=(chromium chromium-driver)  # the report is checked in a real browser
   packages+=(openssh-server openssh-sftp-server)  # boards reached over SSH are played by sshd in network namespaces
+  packages+=(nftables)  # ... whose daemon ports sbclab keeps to the cluster with nft, as on real boards
 fi
 
 missing=()

@@ -32,8 +32,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mmdebstra
 
 NAME = "ideb13"  # the emulated nodes the boards' sshd run in
 BOARDS = "bdeb13"  # the cluster sbclab makes of the boards
-# What a Debian 13 board needs for sbclab: SSH, Python for its sampler, ps, ip, and the Java trixie packages.
-PACKAGES = ("openssh-server", "python3", "procps", "iproute2", "openjdk-21-jre-headless")
+# What a Debian 13 board needs for sbclab: SSH, Python for its sampler, ps, ip, nft, and the Java trixie packages.
+PACKAGES = ("openssh-server", "python3", "procps", "iproute2", "nftables", "openjdk-21-jre-headless")
 # The host's own JDK for the stack trixie packages no Java for (Debian's links its conf/ into /etc).
 HOST_JDK = Path("/usr/lib/jvm/java-17-openjdk-amd64")
 

@@ -393,6 +393,9 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
         assert not any(reachable(master.address, port) for port in (8088, 9870, 19888))
         assert not any(reachable(worker.address, port) for port in (8042, 9864))
         assert reachable(master.address, 8020) and reachable(worker.address, 9866)
+        # ... to the cluster's nodes and this host only: a packet filter on each board drops the rest.
+        listed = cluster.transport.capture(worker, ["nft", "list", "table", "inet", "sbclab_boards"])
+        assert listed.status == 0 and b"ct state new drop" in listed.stdout and master.address.encode() in listed.stdout
 
         again = runner.invoke(cli.main_group, ["cluster", "up", *common])
         assert again.exit_code == 0, (again.output, again.exception)
@@ -418,6 +421,7 @@ def test_deploy_run_and_tear_down_over_ssh(boards, tmp_path):
         assert "boards" not in ClusterState.names()
         assert not reaper.mentioning(str(cluster.transport.node_disk(cluster.spec.master)) + "/sbclab/")
         assert (master_disk / "hdfs" / "namenode" / "current" / "VERSION").exists(), "the boards keep their data"
+        assert cluster.transport.capture(worker, ["nft", "list", "table", "inet", "sbclab_boards"]).status != 0
     finally:
         if "boards" in ClusterState.names():
             nodes.down("boards", force=True, purge=True)

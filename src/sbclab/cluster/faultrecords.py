@@ -1,5 +1,6 @@
-"""Faults as the cluster keeps them: each recorded in the cluster's state, with the commands that undo
-it on its node, before it is applied. Whatever becomes of the sbclab that applied it (killed
+"""Changes to a node's system that sbclab undoes — faults, and on boards the packet filter that keeps
+the daemons' ports to the cluster — as the cluster keeps them: each recorded in the cluster's state,
+with the commands that undo it on its node, before it is applied. Whatever becomes of the sbclab that applied it (killed
 mid-run, its host rebooted), the next sbclab on the cluster or `cluster down --force` runs those
 commands: no paused process, packet filter or filler file outlives the run that made it.
 
@@ -13,6 +14,9 @@ from .local import orphaned, sbclab_owner
 from .transport import Transport
 
 KIND = "fault"
+# A change that lives as long as the cluster (not as the sbclab that made it): undone at `down` only.
+LASTING = "node_change"
+KINDS = (KIND, LASTING)
 
 
 def record(transport: Transport, node: str, fault: str, heal: list[list[str]], **fields) -> dict:
@@ -20,6 +24,11 @@ def record(transport: Transport, node: str, fault: str, heal: list[list[str]], *
     also when the fault is already undone, or was never applied)."""
     return transport.state.record(KIND, node=node, fault=fault, heal=heal, applied_at=None, **sbclab_owner(),
                                   **fields)
+
+
+def record_lasting(transport: Transport, node: str, what: str, heal: list[list[str]]) -> dict:
+    """A change the cluster keeps until it is taken down (a board's packet filter)."""
+    return transport.state.record(LASTING, node=node, fault=what, heal=heal, applied_at=None)
 
 
 def applied(transport: Transport, entry: dict) -> None:
@@ -45,8 +54,10 @@ def heal(transport: Transport, entry: dict) -> list[str]:
 
 
 def unhealed(transport: Transport, orphans_only: bool = False) -> list[dict]:
-    """The faults still recorded: all, or those whose sbclab died without undoing them."""
-    return orphaned(transport.state, KIND) if orphans_only else list(transport.state.of_kind(KIND))
+    """The changes still recorded: all, or the faults whose sbclab died without undoing them."""
+    if orphans_only:
+        return orphaned(transport.state, KIND)
+    return [entry for kind in KINDS for entry in transport.state.of_kind(kind)]
 
 
 def heal_all(transport: Transport, orphans_only: bool = False) -> tuple[list[str], list[str]]:

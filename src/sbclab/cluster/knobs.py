@@ -54,6 +54,11 @@ KNOBS = (
          "sbclab (docs/notes.md): a short-lived Hadoop client used 40 % less CPU to start",
          "long jobs lose the C2 compiler's peak speed and the ResourceManager does four times the heartbeat work: "
          "for teaching and tests on tiny data, not for measurements"),
+    Knob("open-ports", "leave the daemons' ports on boards open to the LAN instead of to the cluster's own nodes "
+         "and this host",
+         "no nftables table sbclab_CLUSTER on the boards", "cluster up on boards", False,
+         "sbclab (docs/boards.md): Hadoop's RPC ports take anyone who reaches them, with simple authentication",
+         "anyone on the LAN can then read HDFS and run code as the cluster's user"),
     Knob("master-separate", "keep the master's daemons on a board of their own, not on a worker",
          "the cluster's layout: separate-master or desktop-master, not master-is-worker", "--layout", False,
          "Lee, Oh & Park 2021 (29 % less I/O traffic, 42.2 % less memory on the workers)"),
@@ -67,7 +72,7 @@ def get(name: str) -> Knob:
     raise SbclabError(f"There is no knob '{name}'.", f"Knobs: {', '.join(k.name for k in KNOBS)}.")
 
 
-CLUSTER_KNOBS = ("crc-off", "fstrim", "quick-start")
+CLUSTER_KNOBS = ("crc-off", "fstrim", "quick-start", "open-ports")
 BOARD_KNOBS = ("pcie-gen3", "overclock")
 # A Pi's firmware configuration: Raspberry Pi OS Bookworm's path first, then older releases'.
 CONFIG_TXT = ("/boot/firmware/config.txt", "/boot/config.txt")

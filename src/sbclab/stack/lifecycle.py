@@ -11,7 +11,7 @@ from ..cluster.spec import ClusterSpec
 from ..cluster.state import ClusterState
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import config, deploy, distribution, heaps, presets, sizing
+from . import config, deploy, distribution, firewall, heaps, presets, sizing
 from .daemons import Stack, logs_dir
 from .distribution import Distribution
 from .java import java_home
@@ -84,6 +84,7 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
             if boards is not None:
                 deploy.to_boards(transport, record, local, logs_dir(spec.name),
                                  Path(boards.jdk) if boards.jdk else None)
+                firewall.close_ports(transport, spec, progress)
             if spec.runtime == "container":
                 record.container = _container_record(transport, progress)
             stack = Stack(transport, _as_seen_by_nodes(transport, local, record), record)
