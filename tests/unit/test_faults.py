@@ -147,6 +147,7 @@ def test_a_fault_still_in_place_when_the_job_ends_is_undone_then_and_one_not_yet
         time.sleep(0.3)
     first, second = nemesis.runs
     assert first.applied_s is not None and first.healed_s is not None and second.applied_s is None
+    assert second.problems == ["the job ended before the fault was due (marker on worker2 at 60 s for 1 s): not applied"]
     assert [n for n, _ in marker.applied] == ["worker1"] and cluster.transport.state.resources == []
 
 
@@ -239,3 +240,49 @@ def test_a_nearly_full_or_too_small_disk_refuses_the_run_naming_node_need_and_fr
     # The processes backend's nodes share one filesystem: the whole need against its free space.
     with pytest.raises(SbclabError, match=r"needs about 6 GB on worker1, which has 5 GB free"):
         check_disks(_df_transport({"worker1": 5 * 10**9, "worker2": 5 * 10**9}, size=5 * 10**9 + 10**8, own=False), cell)
+
+
+def test_a_fault_aimed_at_a_phase_waits_for_it_then_its_time(marker, monkeypatch):
+    seen = {"reduce": False}
+    monkeypatch.setattr(schedule.phases, "reached", lambda cluster, phase, since_ms: seen.get(phase, False))
+    cluster = _cluster()
+    spec = FaultSpec(kind="marker", phase="reduce", at_s=0.2, for_s=0.1, node="worker1")
+    assert spec.label == "marker on worker1 at 0.2 s into reduce for 0.1 s"
+    with schedule.Nemesis(cluster, [spec], "r") as nemesis:
+        time.sleep(1.2)
+        assert nemesis.runs[0].applied_s is None  # not before its phase
+        seen["reduce"] = True
+        time.sleep(1.6)
+    [run] = nemesis.runs
+    rounding = 0.011  # the times are kept to hundredths
+    assert run.phase_s >= 1.2 and run.applied_s >= run.phase_s + 0.2 - rounding
+    assert run.healed_s >= run.applied_s + 0.1 - rounding
+    never = schedule.Nemesis(_cluster(), [FaultSpec(kind="marker", phase="stage 3", for_s=1)], "r")
+    with never:
+        time.sleep(0.1)
+    assert never.runs[0].problems == ["the job ended before its stage 3 phase was seen: not applied"]
+    with pytest.raises(ValueError):
+        FaultSpec(kind="marker", phase="sort")
+
+
+def test_a_mapreduce_jobs_phase_is_read_from_its_applicationmaster_and_a_spark_stage_from_its_event_log(tmp_path):
+    job = {"mapsRunning": 0, "mapsCompleted": 0, "reducesRunning": 0, "reducesCompleted": 0, "reduceProgress": 0.0}
+    events = tmp_path / "application_9_0002.inprogress"
+    events.write_text('{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":0,"Stage Attempt ID":0}}\n')
+    apps = [{"id": "application_9_0001", "applicationType": "MAPREDUCE", "startedTime": 2000},
+            {"id": "application_9_0002", "applicationType": "SPARK", "startedTime": 2000},
+            {"id": "application_9_0000", "applicationType": "MAPREDUCE", "startedTime": 10}]
+    stack = SimpleNamespace(running_applications=lambda since: [a for a in apps if a["startedTime"] >= since],
+                            mapreduce_job=lambda app: job, layout=lambda node: SimpleNamespace(spark_events=tmp_path))
+    spec = cluster_spec.build(backend="emulated", board="rpi4b-4gb", storage="microsd-evo", workers=2, cores=2)
+    cluster = SimpleNamespace(spec=spec, stack=stack,
+                              transport=SimpleNamespace(read_text=lambda node, path: path.read_text() if path.exists() else None))
+    assert not schedule.phases.reached(cluster, "map", 1000)
+    job.update(mapsRunning=2)
+    assert schedule.phases.reached(cluster, "map", 1000) and not schedule.phases.reached(cluster, "shuffle", 1000)
+    job.update(reducesRunning=1, reduceProgress=20.0)
+    assert schedule.phases.reached(cluster, "shuffle", 1000) and not schedule.phases.reached(cluster, "reduce", 1000)
+    job.update(reduceProgress=40.0)
+    assert schedule.phases.reached(cluster, "reduce", 1000)
+    assert not schedule.phases.reached(cluster, "map", 5000)  # a job started before the run is not its
+    assert schedule.phases.reached(cluster, "stage 0", 1000) and not schedule.phases.reached(cluster, "stage 1", 1000)

@@ -8,11 +8,12 @@ import time
 
 from ..cluster import faultrecords
 from ..stack.lifecycle import Cluster
-from . import get
+from . import get, phases
 from .base import FaultRun, FaultSpec
 from .effects import Watch
 
 WATCH_EVERY_S = 2.0
+PHASE_POLL_S = 1.0
 
 
 class Nemesis:
@@ -37,29 +38,49 @@ class Nemesis:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def _events(self) -> list[tuple[float, str, int]]:
-        events = []
-        for i, run in enumerate(self.runs):
-            events.append((run.spec.at_s, "apply", i))
-            if get(run.spec.kind).lasting and run.spec.for_s:
-                events.append((run.spec.at_s + run.spec.for_s, "heal", i))
-        return sorted(events)
-
     def _timeline(self) -> None:
-        for at, action, i in self._events():
-            while not self._stop.is_set():
-                left = self._t0 + at - time.monotonic()
-                if left <= 0:
-                    break
-                if self.first_applied is not None:
-                    self.watch.sample()
-                self._stop.wait(min(left, WATCH_EVERY_S))
-            if self._stop.is_set():
-                return
-            (self._apply if action == "apply" else self._heal)(i)
+        """Apply each fault when due (its time, or its time after its phase began), undo the lasting
+        ones when theirs is up, and watch the masters once a fault is in place."""
+        due: dict[int, float | None] = {i: None if r.spec.phase else r.spec.at_s for i, r in enumerate(self.runs)}
+        heals: dict[int, float] = {}
+        since_ms = int((time.time() - (time.monotonic() - self._t0)) * 1000)
+        watched = -WATCH_EVERY_S
         while not self._stop.is_set():
-            self.watch.sample()
-            self._stop.wait(WATCH_EVERY_S)
+            now = time.monotonic() - self._t0
+            for i, run in enumerate(self.runs):
+                if i not in due:
+                    continue
+                if due[i] is None and self._reached(run.spec.phase, since_ms):
+                    run.phase_s = round(now, 2)
+                    due[i] = now + run.spec.at_s
+                if due[i] is not None and now >= due[i]:
+                    del due[i]
+                    self._apply(i)
+                    if i in self._records and get(run.spec.kind).lasting and run.spec.for_s:
+                        heals[i] = now + run.spec.for_s
+            for i, at in list(heals.items()):
+                if now >= at:
+                    del heals[i]
+                    self._heal(i)
+            if self.first_applied is not None and now - watched >= WATCH_EVERY_S:
+                self.watch.sample()
+                watched = now
+            # Awake for the next fault or undoing that is due, and every second while a phase is awaited.
+            timed = [t for t in (*due.values(), *heals.values()) if t is not None]
+            pending_phase = any(t is None for t in due.values())
+            wake = min([*timed, now + (PHASE_POLL_S if pending_phase else WATCH_EVERY_S)]) - now
+            self._stop.wait(max(0.01, wake))
+        for i in due:  # what the job ended before
+            spec = self.runs[i].spec
+            when = (f"its {spec.phase} phase was seen" if spec.phase and self.runs[i].phase_s is None
+                    else f"the fault was due ({spec.label})")
+            self.runs[i].problems.append(f"the job ended before {when}: not applied")
+
+    def _reached(self, phase: str, since_ms: int) -> bool:
+        try:
+            return phases.reached(self.cluster, phase, since_ms)
+        except Exception:  # noqa: BLE001 - a master that does not answer now may answer at the next look
+            return False
 
     def _apply(self, i: int) -> None:
         run = self.runs[i]

@@ -26,7 +26,10 @@ class FaultSpec(BaseModel):
 
     kind: str = Field(description="kill, pause, partition, fill-disk")
     node: str = Field("random", description="the worker it hits, or random (chosen from the run's id)")
-    at_s: float = Field(10.0, ge=0, le=86_400, description="seconds after the job starts")
+    at_s: float = Field(10.0, ge=0, le=86_400, description="seconds after the job starts, or after `phase` does")
+    phase: str | None = Field(None, pattern=r"^(map|shuffle|reduce|stage \d{1,6})$",
+                              description="a job phase to wait for first: map, shuffle, reduce (MapReduce) or "
+                                          "'stage N' (Spark)")
     for_s: float | None = Field(None, gt=0, le=86_400, description="how long it lasts (pause, partition)")
     process: str | None = Field(None, description=f"kill: {', '.join(PROCESSES)}")
     loss_pct: float | None = Field(None, gt=0, le=100, description="partition: the share of packets to and from "
@@ -43,7 +46,8 @@ class FaultSpec(BaseModel):
             what = f"{self.loss_pct:g} % packet loss"
         elif self.kind == "fill-disk" and self.level_pct:
             what = f"fill disk to {self.level_pct:g} %"
-        return (f"{what} on {self.node} at {self.at_s:g} s"
+        when = f"{self.at_s:g} s into {self.phase}" if self.phase else f"{self.at_s:g} s"
+        return (f"{what} on {self.node} at {when}"
                 + (f" for {self.for_s:g} s" if self.for_s else ""))
 
 
@@ -54,6 +58,7 @@ class FaultRun(BaseModel):
 
     spec: FaultSpec
     node: str
+    phase_s: float | None = Field(None, description="when its phase began (seconds after the job started)")
     applied_s: float | None = None
     healed_s: float | None = None
     detail: str = ""

@@ -399,6 +399,23 @@ class Stack:
         return {"lost_nodemanagers": int(metrics.get("lostNodes", 0)),
                 "unhealthy_nodemanagers": int(metrics.get("unhealthyNodes", 0))}
 
+    def running_applications(self, since_ms: int) -> list[dict]:
+        """YARN applications running now that started at or after since_ms (epoch milliseconds)."""
+        try:
+            apps = (self._get("rm_http", "/ws/v1/cluster/apps?states=RUNNING").get("apps") or {}).get("app") or []
+        except (requests.RequestException, ValueError):
+            return []
+        return [a for a in apps if int(a.get("startedTime", 0)) >= since_ms]
+
+    def mapreduce_job(self, app_id: str) -> dict | None:
+        """The running MapReduce job of an application, as its ApplicationMaster reports it (through
+        the ResourceManager's proxy); None while it does not answer."""
+        try:
+            jobs = (self._get("rm_http", f"/proxy/{app_id}/ws/v1/mapreduce/jobs").get("jobs") or {}).get("job") or []
+        except (requests.RequestException, ValueError):
+            return None
+        return jobs[0] if jobs else None
+
     def application_attempts(self, app_id: str) -> int | None:
         """How many ApplicationMaster attempts YARN made for an application; None if not known."""
         try:
