@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from sbclab import paths
+from sbclab import faults, paths
 from sbclab import workloads as registry
-from sbclab.cluster import nodes
+from sbclab.cluster import faultrecords, nodes
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.experiments.plan import as_spec_settings
@@ -141,12 +141,13 @@ def _whole(cluster):
 
 
 def test_a_datanode_killed_mid_terasort_at_replication_2_costs_no_block_and_is_reported(faulty, tmp_path):
-    kill = FaultSpec(kind="kill", process="datanode", node="worker2", at_s=8)
+    kill = FaultSpec(kind="kill", process="datanode", node="worker2", phase="map", at_s=2)  # mid-job, whatever its pace
     run = _faulted(faulty, tmp_path, "terasort", "hadoop", kill)
     assert run.status == "faulted" and not run.headline
     assert run.exit_status == 0 and run.valid, [c for c in run.validity.checks if not c.passed]
     [fault] = run.faults
-    assert fault.node == "worker2" and fault.applied_s >= 8 and "SIGKILL to datanode on worker2" in fault.detail
+    assert fault.node == "worker2" and fault.phase_s is not None and fault.applied_s >= fault.phase_s + 2 - 0.011
+    assert "SIGKILL to datanode on worker2" in fault.detail
     assert "DataNode on worker2: its process has ended" in run.liveness.after
     effects = run.fault_effects
     assert effects.completed and "DataNode restarted on worker2" in effects.recovery and effects.recovered_s
@@ -220,6 +221,17 @@ def test_a_daemon_killed_by_hand_flags_the_run_and_is_restarted_before_the_next(
     assert after.liveness.repaired == ["DataNode restarted on worker3"] and not after.liveness.lost
     # (Six small maps on three workers may leave one idle, which flags a run on its own: not the point here.)
     assert after.valid and not [r for r in after.flag_reasons if r.startswith("lost")]
+
+
+def test_a_slowed_disk_is_throttled_to_its_share_and_given_back_its_mediums_figures(faulty):
+    node = faulty.spec.node("worker1")
+    applied = faults.get("slow-disk").apply(faulty, FaultSpec(kind="slow-disk", speed_pct=10, node="worker1"), "worker1")
+    assert [e["node"] for e in ClusterState.load("ifaulty").of_kind("fault")] == ["worker1"]  # recorded first
+    for (path, slowed), (_, medium) in zip(faulty.transport.disk_throttle(node, 0.1), faulty.transport.disk_throttle(node, 1)):
+        assert slowed in path.read_text() and medium not in path.read_text()
+    assert faultrecords.heal(faulty.transport, applied.record) == []
+    for path, medium in faulty.transport.disk_throttle(node, 1):
+        assert medium in path.read_text()
 
 
 class _UnsortedTeraSort(TeraSort):

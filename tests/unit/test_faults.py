@@ -93,13 +93,16 @@ def test_each_kind_refuses_what_it_cannot_take():
     for declared, said in [({"kind": "kill"}, "needs process"), ({"kind": "kill", "process": "datanode", "for_s": 5},
                                                                    "leave out for_s"),
                            ({"kind": "pause"}, "needs for_s"), ({"kind": "partition"}, "needs for_s"),
-                           ({"kind": "fill-disk"}, "needs level_pct"), ({"kind": "melt"}, "unknown fault 'melt'")]:
+                           ({"kind": "fill-disk"}, "needs level_pct"), ({"kind": "slow-disk"}, "needs speed_pct"),
+                           ({"kind": "melt"}, "unknown fault 'melt'")]:
         with pytest.raises(ValueError, match=said):
             faults.check(FaultSpec(**declared))
     faults.check(FaultSpec(kind="partition", for_s=30, loss_pct=5))
     assert FaultSpec(kind="partition", for_s=30, loss_pct=5, node="worker2").label == \
         "5 % packet loss on worker2 at 10 s for 30 s"
     assert partition.unsupported("processes") and partition.unsupported("emulated") is None
+    assert faults.get("slow-disk").unsupported("ssh") and faults.get("slow-disk").unsupported("emulated") is None
+    assert FaultSpec(kind="slow-disk", speed_pct=10, node="worker1").label == "disk slowed to 10 % on worker1 at 10 s"
 
 
 def test_an_experiments_faults_add_a_faulted_cell_beside_each_and_are_refused_where_they_cannot_apply():

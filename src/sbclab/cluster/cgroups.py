@@ -350,14 +350,20 @@ class MemoryPeak:
 
 def throttle_device(cgroup: NodeCgroup, major_minor: str, read_bps: int, write_bps: int,
                     read_iops: int, write_iops: int) -> None:
+    for path, value in throttle_writes(cgroup, major_minor, read_bps, write_bps, read_iops, write_iops):
+        _write(path, value)
+
+
+def throttle_writes(cgroup: NodeCgroup, major_minor: str, read_bps: int, write_bps: int,
+                    read_iops: int, write_iops: int) -> list[tuple[Path, str]]:
+    """The (file, line) writes that throttle a node's disk device."""
     if cgroup.version == 2:
-        _write(ROOT / cgroup.relative / "io.max",
-               f"{major_minor} rbps={read_bps} wbps={write_bps} riops={read_iops} wiops={write_iops}")
-        return
+        return [(ROOT / cgroup.relative / "io.max",
+                 f"{major_minor} rbps={read_bps} wbps={write_bps} riops={read_iops} wiops={write_iops}")]
     blkio = ROOT / "blkio"
-    for name, value in (("read_bps_device", read_bps), ("write_bps_device", write_bps),
-                        ("read_iops_device", read_iops), ("write_iops_device", write_iops)):
-        _write(blkio / f"blkio.throttle.{name}", f"{major_minor} {value}")
+    return [(blkio / f"blkio.throttle.{name}", f"{major_minor} {value}")
+            for name, value in (("read_bps_device", read_bps), ("write_bps_device", write_bps),
+                                ("read_iops_device", read_iops), ("write_iops_device", write_iops))]
 
 
 def unthrottle_device(major_minor: str) -> None:

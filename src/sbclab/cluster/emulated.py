@@ -347,6 +347,15 @@ class EmulatedTransport(LocalTransport):
     def memory_group(self, node: NodeSpec) -> cgroups.NodeCgroup:
         return cgroups.NodeCgroup(self.spec.name, node.name)
 
+    def disk_throttle(self, node: NodeSpec, share: float) -> list[tuple[Path, str]]:
+        """The writes that give the node's disk this share of its medium's rates and IOPS (1: as made)."""
+        device = self._loop_device(node)
+        if device is None:
+            raise SbclabError(f"{node.name} has no disk device of its own.", "Bring the cluster up again.")
+        return cgroups.throttle_writes(cgroups.NodeCgroup(self.spec.name, node.name), self._major_minor(f"/dev/{device}"),
+                                       max(1, int(node.disk_read_bytes_s * share)), max(1, int(node.disk_write_bytes_s * share)),
+                                       max(1, int(node.disk_read_iops * share)), max(1, int(node.disk_write_iops * share)))
+
     def _loop_device(self, node: NodeSpec) -> str | None:
         image = str(self.node_dir(node) / "disk.img")
         for entry in self.state.of_kind("loop"):

@@ -10,8 +10,9 @@ commands on the node, so that teardown needs nothing above this layer.
 
 from datetime import datetime, timezone
 
+from . import system
 from .local import orphaned, sbclab_owner
-from .transport import Transport
+from .transport import Captured, Transport
 
 KIND = "fault"
 # A change that lives as long as the cluster (not as the sbclab that made it): undone at `down` only.
@@ -21,7 +22,8 @@ KINDS = (KIND, LASTING)
 
 def record(transport: Transport, node: str, fault: str, heal: list[list[str]], **fields) -> dict:
     """A fault about to be applied on the node, with the commands that undo it (each must succeed
-    also when the fault is already undone, or was never applied)."""
+    also when the fault is already undone, or was never applied). With on_host=True they run on
+    this host (an emulated node's disk throttle lives in this host's cgroups)."""
     return transport.state.record(KIND, node=node, fault=fault, heal=heal, applied_at=None, **sbclab_owner(),
                                   **fields)
 
@@ -42,7 +44,9 @@ def heal(transport: Transport, entry: dict) -> list[str]:
     problems = []
     for argv in entry.get("heal") or []:
         try:
-            done = transport.capture(node, argv, timeout_s=60)
+            done = (system.run(*argv, check=False) if entry.get("on_host") else transport.capture(node, argv, timeout_s=60))
+            if entry.get("on_host"):
+                done = Captured(done.returncode, done.stdout.encode(), done.stderr.encode())
         except Exception as err:  # noqa: BLE001 - a node that cannot be reached is said, the others still healed
             problems.append(f"{entry['fault']} on {node.name}: {err}")
             continue

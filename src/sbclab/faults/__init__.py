@@ -4,10 +4,10 @@ A new kind is one module beside these with `name`, `lasting`, `check`, `unsuppor
 (base.FaultKind), and a line here."""
 
 from ..errors import SbclabError
-from . import fill, kill, partition, pause
+from . import fill, kill, partition, pause, slow_disk
 from .base import FaultKind, FaultSpec
 
-KINDS: dict[str, FaultKind] = {m.name: m for m in (kill, pause, partition, fill)}
+KINDS: dict[str, FaultKind] = {m.name: m for m in (kill, pause, partition, fill, slow_disk)}
 
 
 def get(name: str) -> FaultKind:

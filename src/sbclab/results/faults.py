@@ -35,6 +35,8 @@ class FaultSpec(BaseModel):
     loss_pct: float | None = Field(None, gt=0, le=100, description="partition: the share of packets to and from "
                                    "the other nodes dropped (100, the default: cut off)")
     level_pct: float | None = Field(None, gt=0, le=100, description="fill-disk: how full the node's data disk is made")
+    speed_pct: float | None = Field(None, gt=0, lt=100, description="slow-disk: the share of its medium's rates and "
+                                    "IOPS the node's disk keeps")
     workloads: list[str] | None = Field(None, description="the workloads whose cells it is applied to (default: all)")
 
     @property
@@ -46,6 +48,8 @@ class FaultSpec(BaseModel):
             what = f"{self.loss_pct:g} % packet loss"
         elif self.kind == "fill-disk" and self.level_pct:
             what = f"fill disk to {self.level_pct:g} %"
+        elif self.kind == "slow-disk" and self.speed_pct:
+            what = f"disk slowed to {self.speed_pct:g} %"
         when = f"{self.at_s:g} s into {self.phase}" if self.phase else f"{self.at_s:g} s"
         return (f"{what} on {self.node} at {when}"
                 + (f" for {self.for_s:g} s" if self.for_s else ""))
