@@ -316,7 +316,10 @@ class Runner:
                                                document.hadoop_jobs(attempt.outcome))
         alive = None
         if after is not None:
-            alive = Liveness(expected=before.expected, before=before.missing, after=after.missing,
+            # A Spark job's executors live only as long as the job: those its event log saw removed were lost.
+            removed = int(((attempt.counters or {}).get("tasks") or {}).get("executors_removed") or 0)
+            lost_executors = [f"Spark executors: {removed} removed during the job"] if removed else []
+            alive = Liveness(expected=before.expected, before=before.missing, after=[*after.missing, *lost_executors],
                              repaired=[*repaired, *repaired_now])
             if alive.lost and not faults:
                 self.say(f"the cluster lost {'; '.join(alive.lost)} during this run: it is flagged")
