@@ -196,7 +196,8 @@ def _faulted(run_id, seconds, valid=True, node="worker2", **effect):
         "wall_time_s": seconds,
         "faults": [FaultRun(spec=FaultSpec(kind="kill", process="datanode", at_s=20), node=node, applied_s=20.3)],
         "fault_effects": FaultEffects(completed=valid, cause=None if valid else "blocks lost: HDFS had no live replica",
-                                      reactions={"failed_map_attempts": 1, **effect}, hdfs={"missing_blocks": 0},
+                                      reactions={"failed_map_attempts": 1, "appmaster_attempts": 1, **effect},
+                                      hdfs={"missing_blocks": 0},
                                       recovered_s=41.0)})
 
 
@@ -211,7 +212,8 @@ def test_faulted_runs_are_kept_out_of_the_cell_and_set_beside_it_with_their_slow
     [row] = fault_analysis.rows(cells)
     assert (row["runs"], row["completed"], row["validated"], row["unfaulted_runs"]) == (3, 2, 2, 3)
     assert row["slowdown"] == pytest.approx(1.55) and row["slowdown_ci95_low"] < 1.55 < row["slowdown_ci95_high"]
-    assert row["reactions"] == "failed map attempts 3, killed map attempts 2"
+    # Task attempts summed over the runs; the ApplicationMaster's attempts at their worst in one run.
+    assert row["reactions"] == "failed map attempts 3, appmaster attempts 1, killed map attempts 2"
     assert row["recovered_s"] == "41; 41; 41" and row["cause"].startswith("blocks lost")
 
 

@@ -9,6 +9,9 @@ from .cells import Cell, CellKey
 from .stats import Derived, estimate, ratio
 
 
+WORST_OF_ONE_RUN = ("appmaster_attempts",)
+
+
 @dataclass
 class FaultCell:
     """The runs of one cell under one fault, and the cell's unfaulted runs."""
@@ -37,13 +40,18 @@ class FaultCell:
         return ratio(estimate(done), estimate(base))
 
     def reactions(self) -> dict[str, int]:
-        """What the engines did, summed over the faulted runs."""
+        """What the engines did: task attempts summed over the faulted runs; the ApplicationMaster's
+        attempts and the masters' counts (HDFS's short blocks, lost nodes) at their worst in one run."""
         total: dict[str, int] = {}
         for run in self.runs:
             effects = run.fault_effects
             for source in ((effects.reactions, effects.hdfs) if effects else ()):
                 for key, value in source.items():
-                    if isinstance(value, (int, float)):
+                    if not isinstance(value, (int, float)):
+                        continue
+                    if key in WORST_OF_ONE_RUN or source is effects.hdfs:
+                        total[key] = max(total.get(key, 0), int(value))
+                    else:
                         total[key] = total.get(key, 0) + int(value)
         return {k: v for k, v in total.items() if v}
 

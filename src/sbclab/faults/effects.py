@@ -57,18 +57,30 @@ def reactions(cluster: Cluster, engine: str, counters: dict, job_ids: list[str])
 
 
 class Watch:
-    """The masters' worst during a run: sampled by the nemesis while its faults are in place."""
+    """The masters' worst during a run, above where they stood before its first fault (the
+    ResourceManager's lost NodeManagers count every one since it started): sampled by the nemesis
+    while its faults are in place."""
 
     def __init__(self, cluster: Cluster):
         self.cluster = cluster
         self.worst: dict[str, int] = {}
+        self.baseline: dict[str, int] | None = None
 
-    def sample(self) -> None:
+    def _read(self) -> dict[str, int]:
         stack = self.cluster.stack
+        found: dict[str, int] = {}
         for figures in (stack.namenode_health(),
                         stack.yarn_health() if self.cluster.spec.spark_manager == "yarn" else None):
-            for key, value in (figures or {}).items():
-                self.worst[key] = max(self.worst.get(key, 0), value)
+            found.update(figures or {})
+        return found
+
+    def start(self) -> None:
+        self.baseline = self._read()
+
+    def sample(self) -> None:
+        base = self.baseline or {}
+        for key, value in self._read().items():
+            self.worst[key] = max(self.worst.get(key, 0), value - base.get(key, 0))
 
 
 def recover(cluster: Cluster, since: float, timeout_s: float = 300, say=lambda message: None) -> tuple[float | None, list[str]]:

@@ -32,6 +32,10 @@ class Nemesis:
     def __enter__(self) -> "Nemesis":
         self._t0 = time.monotonic()
         if self.runs:
+            try:
+                self.watch.start()
+            except Exception:  # noqa: BLE001 - without a baseline the worst is read as it is
+                pass
             self._thread.start()
         return self
 
