@@ -128,6 +128,6 @@ def ensure_whole(stack: Stack, timeout_s: float = 180, say=lambda message: None)
     found = census(stack)
     if found.whole:
         return found, []
-    say(f"the cluster is short before this run: {'; '.join(found.missing[:4])}")
+    say(f"the cluster is short: {'; '.join(found.missing[:4])}")
     repairs = repair(stack, found, timeout_s, say)
     return census(stack), repairs
