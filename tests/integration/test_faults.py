@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 
+import psutil
 import pytest
 
 from sbclab import faults, paths
@@ -17,6 +18,8 @@ from sbclab import workloads as registry
 from sbclab.cluster import faultrecords, nodes
 from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
+from sbclab.experiments import model
+from sbclab.experiments.orchestrator import check_disks
 from sbclab.experiments.plan import as_spec_settings
 from sbclab.results.faults import PROCESSES, FaultSpec
 from sbclab.stack import lifecycle, liveness
@@ -232,6 +235,30 @@ def test_a_slowed_disk_is_throttled_to_its_share_and_given_back_its_mediums_figu
     assert faultrecords.heal(faulty.transport, applied.record) == []
     for path, medium in faulty.transport.disk_throttle(node, 1):
         assert medium in path.read_text()
+
+
+def test_a_pause_and_a_full_disk_left_by_a_killed_sbclab_are_undone_by_the_next(faulty):
+    """Applied, then their sbclab "killed" (its recorded pid made one that no longer runs): the next
+    sbclab on the cluster continues the paused JVMs and removes the filler, and a run refuses the full disk."""
+    worker = faulty.spec.node("worker2")
+    paused = faults.get("pause").apply(faulty, FaultSpec(kind="pause", node="worker2", for_s=60), "worker2")
+    filled = faults.get("fill-disk").apply(faulty, FaultSpec(kind="fill-disk", node="worker2", level_pct=95), "worker2")
+    try:
+        pids = paused.record["pids"]
+        assert pids and all(psutil.Process(pid).status() == psutil.STATUS_STOPPED for pid in pids)
+        filler = faulty.transport.node_disk(worker) / "sbclab-fault-filler"
+        assert filler.exists()
+        with pytest.raises(SbclabError, match="worker2's data disk is 9[5-9] % full"):
+            check_disks(faulty.transport, model.cells(model.parse({"workloads": ["wordcount"], "engines": ["hadoop"],
+                                                                   "repetitions": 1, "sizes": ["1MB"]}))[0])
+        for entry in faulty.transport.state.of_kind("fault"):
+            faulty.transport.state.update(entry, owner_pid=1 << 22)  # no such process: their sbclab is gone
+        undone, problems = faultrecords.heal_all(faulty.transport, orphans_only=True)
+        assert sorted(undone) == ["fill-disk on worker2", "pause on worker2"] and problems == []
+        assert all(psutil.Process(pid).status() != psutil.STATUS_STOPPED for pid in pids) and not filler.exists()
+    finally:
+        faultrecords.heal_all(faulty.transport)
+    _whole(faulty)
 
 
 class _UnsortedTeraSort(TeraSort):
