@@ -16,7 +16,7 @@ from sbclab.stack.versions import STACKS
 
 def test_every_knob_says_what_it_changes_where_and_from_which_seed():
     assert {k.name for k in knobs.KNOBS} == {"pcie-gen3", "overclock", "fstrim", "crc-off", "quick-start",
-                                             "master-separate"}
+                                             "open-ports", "master-separate"}
     assert all(k.change and k.where and k.source for k in knobs.KNOBS)
     assert "dtparam=pciex1_gen=3" in knobs.get("pcie-gen3").change
     assert knobs.get("overclock").change.splitlines() == ["arm_freq=3000", "over_voltage_delta=50000"]
