@@ -261,28 +261,20 @@ def test_a_pause_and_a_full_disk_left_by_a_killed_sbclab_are_undone_by_the_next(
     _whole(faulty)
 
 
-class _UnsortedTeraSort(TeraSort):
-    """TeraSort whose output is replaced by its unsorted input after the job: what a bad sort would leave."""
-
-    def run_job(self, ctx, engine, run_id, params, data):
-        attempt = super().run_job(ctx, engine, run_id, params, data)
-        log = ctx.job_log(run_id, "corrupt")
-        ctx.hdfs(["-rm", "-f", f"{attempt.output}/part-r-*"], log)
-        ctx.hdfs(["-cp", f"{data['path']}/part-m-*", attempt.output], log)
-        return attempt
-
-
-class _UnsortedSort(Sort):
-    def run_job(self, ctx, engine, run_id, params, data):
-        attempt = super().run_job(ctx, engine, run_id, params, data)
-        log = ctx.job_log(run_id, "corrupt")
-        ctx.hdfs(["-rm", "-f", f"{attempt.output}/part-*"], log)
-        ctx.hdfs(["-cp", f"{data['path']}/part-*", attempt.output], log)
-        return attempt
+def _unsorted(workload_class, output_parts: str, input_parts: str):
+    """The workload with its output replaced by its unsorted input after the job: what a bad sort would leave."""
+    class Unsorted(workload_class):
+        def run_job(self, ctx, engine, run_id, params, data):
+            attempt = super().run_job(ctx, engine, run_id, params, data)
+            log = ctx.job_log(run_id, "corrupt")
+            ctx.hdfs(["-rm", "-f", f"{attempt.output}/{output_parts}"], log)
+            ctx.hdfs(["-cp", f"{data['path']}/{input_parts}", attempt.output], log)
+            return attempt
+    return Unsorted()
 
 
-@pytest.mark.parametrize("workload, failing", [(_UnsortedTeraSort(), "TeraValidate error rows"),
-                                               (_UnsortedSort(), "records out of order within files")])
+@pytest.mark.parametrize("workload, failing", [(_unsorted(TeraSort, "part-r-*", "part-m-*"), "TeraValidate error rows"),
+                                               (_unsorted(Sort, "part-*", "part-*"), "records out of order within files")])
 def test_an_unordered_output_is_invalid_with_the_failing_check_named(faulty, tmp_path, workload, failing):
     run = _faulted(faulty, tmp_path, workload, "hadoop")
     assert run.exit_status == 0 and run.status == "invalid"

@@ -10,10 +10,12 @@ the run even when sbclab is killed.
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..cluster import faultrecords
+from ..errors import SbclabError
 from ..results.faults import ANY_JAVA, PROCESSES, FaultRun, FaultSpec
 from ..stack.lifecycle import Cluster
 
-__all__ = ["ANY_JAVA", "PROCESSES", "Applied", "FaultKind", "FaultRun", "FaultSpec", "sh"]
+__all__ = ["ANY_JAVA", "PROCESSES", "Applied", "FaultKind", "FaultRun", "FaultSpec", "sh", "signal_processes"]
 
 
 @dataclass
@@ -41,3 +43,16 @@ class FaultKind(Protocol):
 def sh(script: str, *args: str) -> list[str]:
     """A shell script as an argv, its arguments passed apart (never pasted into it)."""
     return ["sh", "-c", script, "sh", *args]
+
+
+def signal_processes(cluster, node_name: str, fault: str, pids: list[int], signal: str, target: str,
+                     heal: list[list[str]]) -> dict:
+    """Send a signal to processes of a node, the fault and its undoing recorded first; its record."""
+    transport = cluster.transport
+    entry = faultrecords.record(transport, node_name, fault, heal=heal, target=target, pids=pids)
+    done = transport.capture(transport.spec.node(node_name), sh(f'kill -{signal} "$@"', *map(str, pids)))
+    faultrecords.applied(transport, entry)
+    if done.status != 0:
+        raise SbclabError(f"SIG{signal} to {target} on {node_name} failed: {done.stderr.decode(errors='replace').strip()}.",
+                          "Read the node's processes with 'sbclab cluster shell'.")
+    return entry

@@ -5,9 +5,8 @@ a MapReduce task, a Spark executor, or the job's ApplicationMaster.
 Nothing on the node undoes a kill: a daemon is started again by the liveness repair after the run
 (stack/liveness.py), and how long the cluster took to be whole again is the fault's recovery time."""
 
-from ..cluster import faultrecords
 from ..errors import SbclabError
-from .base import PROCESSES, Applied, FaultSpec, sh
+from .base import PROCESSES, Applied, FaultSpec, signal_processes
 
 name = "kill"
 lasting = False
@@ -31,10 +30,5 @@ def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
     if not pids:
         raise SbclabError(f"No {spec.process} process ran on {node_name} at {spec.at_s:g} s: nothing was killed.",
                           "Aim the fault at a later time or another node (a task or executor runs only while the job does).")
-    entry = faultrecords.record(transport, node_name, name, heal=[], target=spec.process, pids=pids)
-    done = transport.capture(node, sh('kill -KILL "$@"', *map(str, pids)))
-    faultrecords.applied(transport, entry)
-    if done.status != 0:
-        raise SbclabError(f"Killing {spec.process} on {node_name} failed: {done.stderr.decode(errors='replace').strip()}.",
-                          "Read the node's processes with 'sbclab cluster shell'.")
+    entry = signal_processes(cluster, node_name, name, pids, "KILL", spec.process, heal=[])
     return Applied(f"SIGKILL to {spec.process} on {node_name} (pid {', '.join(map(str, pids))})", entry)

@@ -3,9 +3,8 @@
 while paused; the masters notice only after their expiry intervals, so a short pause is a stall,
 a long one a lost node."""
 
-from ..cluster import faultrecords
 from ..errors import SbclabError
-from .base import ANY_JAVA, Applied, FaultSpec, sh
+from .base import ANY_JAVA, Applied, FaultSpec, sh, signal_processes
 
 name = "pause"
 lasting = True
@@ -29,11 +28,6 @@ def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
     if not pids:
         raise SbclabError(f"No JVM ran on {node_name}: nothing to pause.", "Check the cluster with 'sbclab cluster status'.")
     # The undoing is recorded first: a sbclab killed now leaves processes the next one continues.
-    entry = faultrecords.record(transport, node_name, name, target="every JVM", pids=pids,
-                                heal=[sh('kill -CONT "$@" 2>/dev/null; true', *map(str, pids))])
-    done = transport.capture(node, sh('kill -STOP "$@"', *map(str, pids)))
-    faultrecords.applied(transport, entry)
-    if done.status != 0:
-        raise SbclabError(f"Pausing {node_name} failed: {done.stderr.decode(errors='replace').strip()}.",
-                          "Read the node's processes with 'sbclab cluster shell'.")
+    entry = signal_processes(cluster, node_name, name, pids, "STOP", "every JVM",
+                             heal=[sh('kill -CONT "$@" 2>/dev/null; true', *map(str, pids))])
     return Applied(f"SIGSTOP to {len(pids)} JVMs on {node_name}", entry)
