@@ -196,7 +196,9 @@ def test_a_worker_cut_off_for_a_while_during_a_spark_job_is_undone_and_its_execu
     cut = FaultSpec(kind="partition", node="worker3", at_s=5, for_s=30)
     run = _faulted(faulty, tmp_path, "wordcount", "spark", cut)
     [fault] = run.faults
-    assert run.status == "faulted" and fault.healed_s >= fault.applied_s + 30 > 30
+    # Undone after its 30 s, or when the job ended first (the other workers' executors may finish it).
+    assert run.status == "faulted" and fault.applied_s >= 5 and fault.healed_s is not None
+    assert fault.healed_s >= fault.applied_s + 30 or fault.healed_s >= run.wall_time_s - 5, (fault, run.wall_time_s)
     assert "executors_removed" in run.fault_effects.reactions
     assert ClusterState.load("ifaulty").of_kind("fault") == []  # nothing left to undo
     # The packet filter is gone from worker3.
