@@ -80,12 +80,13 @@ def pytest_configure(config):
 
 
 # The order make test's workers take the modules in (one at a time each, the next as one ends; the
-# Makefile keeps xdist from reordering them by their number of tests). The two modules whose JVMs run
-# unshaped, at this host's speed — the suite on the processes backend, the SSH boards — go on different
-# workers at different times, each beside modules of shaped nodes that mostly wait on their quotas;
-# the short modules and then the unit tests fill the end (durations in docs/notes.md "Test time").
-MODULE_ORDER = ("test_suite", "test_reproduce", "test_small_boards", "test_containers", "test_ssh_boards",
-                "test_cluster", "test_debian13_boards", "test_seed_stacks", "test_wheel", "test_layouts")
+# Makefile keeps xdist from reordering them by their number of tests): the longest first, so that no
+# long module starts late and runs on alone at the end — the suite (about a third of all the test work)
+# on one worker, the fault module and then the SSH boards on the others — and the short modules and
+# then the unit tests fill the end (durations in docs/notes.md "Test time").
+MODULE_ORDER = ("test_suite", "test_faults", "test_small_boards", "test_ssh_boards", "test_containers",
+                "test_reproduce", "test_cluster", "test_debian13_boards", "test_seed_stacks", "test_layouts",
+                "test_wheel")
 
 
 def pytest_collection_modifyitems(items):

@@ -115,7 +115,9 @@ SIZE = 4 * 10**6
 # Two replicas, so a lost DataNode costs no block of the input. TeraSort still writes its output at one
 # (its own default): a reduce on the killed DataNode's node fails its attempt ("All datanodes are bad",
 # its local DataNode taking the only replica) and is tried again, where the four attempts it has let it finish.
-SETTINGS = {"hdfs-site": {"dfs.replication": "2"}}
+# A reader of a block no DataNode holds gives up after three tries spaced from 3 s (growing) by default;
+# 0.3 s here, so the run at replication 1 fails in seconds rather than a minute, for the same reason.
+SETTINGS = {"hdfs-site": {"dfs.replication": "2", "dfs.client.retry.window.base": "300"}}
 PI = {"maps": 6, "samples_per_map": 1000}
 
 
