@@ -152,3 +152,64 @@ def test_a_node_without_virtual_cores_yet_is_joined_whole(v1_node):
         core.rmdir()
     v1_node.join()
     assert (v1_node.cpu_dir() / "cgroup.procs").read_text() == "0"
+
+
+@pytest.fixture
+def metered(v1_node, monkeypatch):
+    """The v1 node with quotas on its cores (a quarter of a host core each) and a CPU meter it reads."""
+    monkeypatch.setattr(cgroups, "version", lambda: 1)
+    for core in v1_node.vcpu_dirs():
+        (core / "cpu.cfs_quota_us").write_text("25000")
+        (core / "cpu.cfs_period_us").write_text("100000")
+    meter = cgroups.ROOT / "cpuacct" / v1_node.relative / "cpuacct.usage"
+    meter.write_text("0")
+    reads = []
+    cpu = {tid: 0 for tid in range(1, 9)}
+    monkeypatch.setattr(vcpus, "_cpu_ns", lambda tid: reads.append(tid) or cpu.get(tid))
+
+    def move(tid, group):  # a v1 tasks file: written one TID at a time, the thread leaving its old group
+        for core in v1_node.vcpu_dirs():
+            (core / "tasks").write_text("\n".join(str(t) for t in vcpus._tids(core) if t != tid))
+        (group / "tasks").write_text("\n".join(map(str, [*vcpus._tids(group), tid])))
+    monkeypatch.setattr(vcpus, "_move", move)
+    balancer = vcpus.NodeBalancer(v1_node.cpu_dir())
+    assert balancer.usage_path == meter, "found in cpuacct's own hierarchy"
+    return balancer, meter, reads, cpu
+
+
+def _tick(balancer, meter, used_ns):
+    meter.write_text(str(int(meter.read_text()) + used_ns))
+    time.sleep(0.01)
+    return balancer.tick()
+
+
+def test_a_quiet_node_is_not_read_thread_by_thread(metered):
+    balancer, meter, reads, _ = metered
+    balancer.tick()
+    _tick(balancer, meter, 0)  # the meter's first reading
+    reads.clear()
+    assert _tick(balancer, meter, 0) and balancer.stale
+    assert reads == [], "a tick of a node that used nothing reads no thread's CPU time"
+
+
+def test_a_busy_node_is_balanced_after_one_tick_that_takes_its_threads_times_afresh(metered, v1_node):
+    balancer, meter, reads, cpu = metered
+    balancer.tick()
+    _tick(balancer, meter, 0)
+    _tick(balancer, meter, 0)  # quiet: skipped
+    cpu.update({4: 10**9, 5: 10**9, 6: 10**9})  # three threads on one core: busy, most of it while skipped
+    reads.clear()
+    _tick(balancer, meter, 10**12)
+    assert reads and not balancer.stale
+    assert sorted(vcpus._tids(v1_node.cpu_dir() / "vcpu2")) == [4, 5, 6], "times spanning skipped ticks move nothing"
+    cpu.update({4: 2 * 10**9, 5: 2 * 10**9, 6: 2 * 10**9})
+    _tick(balancer, meter, 10**12)
+    assert len(vcpus._tids(v1_node.cpu_dir() / "vcpu2")) == 1, "balanced on the next tick's own times"
+
+
+def test_a_node_whose_cpu_time_cannot_be_read_is_always_read_in_full(node, fake_kernel):
+    balancer = vcpus.NodeBalancer(node)
+    assert balancer.usage_path is None
+    balancer.tick()
+    balancer.tick()
+    assert not balancer._quiet(balancer.cores) and not balancer.stale

@@ -101,6 +101,28 @@ def _write(path: Path, value: str) -> None:
                           "Run as root on a host with cgroups, or use --backend processes.") from err
 
 
+def usage_file(cpu_group: Path) -> Path | None:
+    """The file that holds the CPU time a cpu group's threads have used: v2's cpu.stat, v1's
+    cpuacct.usage (in the same directory when the two controllers share a hierarchy, else the same
+    group in cpuacct's); None where neither is found."""
+    candidates = [cpu_group / "cpu.stat"] if (cpu_group / "cpu.stat").exists() and version() == 2 else []
+    candidates.append(cpu_group / "cpuacct.usage")
+    try:
+        candidates.append(ROOT / "cpuacct" / cpu_group.relative_to(ROOT / "cpu") / "cpuacct.usage")
+    except ValueError:
+        pass
+    return next((path for path in candidates if path.exists()), None)
+
+
+def share_of(group: Path) -> float | None:
+    """Host cores a cpu group's quota gives; None when it has no quota."""
+    try:
+        quota, period = _quota(group)
+    except (OSError, ValueError):
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
 class NodeCgroup:
     """The cgroup(s) of one node: <hierarchy>/sbclab/<cluster>/<node>."""
 

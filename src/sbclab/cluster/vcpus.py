@@ -18,20 +18,56 @@ import os
 import time
 from pathlib import Path
 
-from .cgroups import threads_file
+from .cgroups import share_of, threads_file, usage_file
+
+# A tick reads every thread's CPU time. While the node has used less than this share of its smallest
+# core's quota since the last tick, no core can have been short, so the tick only places newcomers:
+# an idle cluster's daemons (a few hundred threads a node) then cost the balancer almost nothing,
+# where reading them all four times a second made it the busiest process of an idle cluster.
+QUIET_SHARE = 0.25
+
+
+def _read(path: str) -> bytes:
+    """A kernel file's whole text through the bare system calls: a tick reads one file per thread of the
+    cluster, four times a second, and Python's file objects cost three times the CPU."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _tids(group: Path) -> list[int]:
+    for name in ("tasks", "cgroup.threads"):  # v1's, else v2's (threads_file, without a stat first)
+        try:
+            return [int(t) for t in _read(f"{group}/{name}").split()]
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            return []
+    return []
+
+
+def _usage_ns(path: Path | None) -> int | None:
+    """A group's CPU time from its usage file (usage_file): v1's nanoseconds, v2's usage_usec."""
+    if path is None:
+        return None
     try:
-        return [int(t) for t in threads_file(group).read_text().split()]
-    except (OSError, ValueError):
-        return []
+        text = _read(str(path))
+        if path.name == "cpu.stat":
+            return next(int(line.split()[1]) * 1000 for line in text.splitlines() if line.startswith(b"usage_usec"))
+        return int(text)
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def _cpu_ns(tid: int) -> int | None:
     """Nanoseconds the thread has run. /proc/TID/stat would give its whole process's time."""
     try:
-        return int(Path(f"/proc/{tid}/task/{tid}/schedstat").read_text().split()[0])
+        return int(_read(f"/proc/{tid}/task/{tid}/schedstat").split()[0])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -51,18 +87,42 @@ class NodeBalancer:
         # Each core's load as the last tick left it, and what a thread just born counts as.
         self.load: list[int] = []
         self.presumed = 1
+        self.cores: list[Path] = []  # as the last tick found them: they change only with the cluster
+        self.usage_path = usage_file(node_group)
+        self.smallest_share: float | None = None
+        self.usage: tuple[float, int] | None = None  # (when, the node's CPU ns) at the last tick
+        self.stale = False  # ticks were skipped: the threads' times in `last` span more than a tick
+
+    def _quiet(self, cores: list[Path]) -> bool:
+        now, used = time.monotonic(), _usage_ns(self.usage_path)
+        before, self.usage = self.usage, (now, used) if used is not None else None
+        if cores != self.cores or self.smallest_share is None:
+            shares = [s for s in map(share_of, cores) if s is not None]
+            self.smallest_share = min(shares) if shares else None
+        if before is None or used is None or self.smallest_share is None:
+            return False
+        return used - before[1] < QUIET_SHARE * self.smallest_share * (now - before[0]) * 1e9
 
     def tick(self) -> bool:
-        cores = sorted(self.node_group.glob("vcpu*"))
-        if not cores:
+        found = sorted(self.node_group.glob("vcpu*"))
+        if not found:
             return self.node_group.exists()
+        quiet = self.ticked and self._quiet(found)
+        cores = self.cores = found
+        if quiet:
+            self.stale = True
+            self.place_newcomers()
+            return True
         placement = {tid: i for i, core in enumerate(cores) for tid in _tids(core)}
         now: dict[int, int] = {}
         for tid in list(placement) + _tids(self.node_group):
             used = _cpu_ns(tid)
             if used is not None:
                 now[tid] = used
-        busy = {tid: now[tid] - self.last[tid] for tid in now if tid in self.last and now[tid] > self.last[tid]}
+        # After quiet ticks a thread's time since `last` is mostly from before this one: balanced from the next.
+        busy = {} if self.stale else {tid: now[tid] - self.last[tid] for tid in now
+                                      if tid in self.last and now[tid] > self.last[tid]}
+        self.stale = False
         # Threads born since the last tick sit on their parent's core (sysbench's four workers all on
         # one): they are placed now, not after a tick of history, which cost short runs a quarter of
         # their threads' time.
@@ -87,8 +147,8 @@ class NodeBalancer:
     def place_newcomers(self) -> None:
         """Threads born since the last tick, placed between ticks: until then a program's new threads
         share their parent's core, and four sysbench workers ran a tick at a quarter of their speed."""
-        cores = sorted(self.node_group.glob("vcpu*"))
-        if not self.ticked or len(cores) != len(self.load):
+        cores = self.cores
+        if not self.ticked or not cores or len(cores) != len(self.load):
             return
         placement = {tid: i for i, core in enumerate(cores) for tid in _tids(core)}
         newcomers = [tid for tid in placement if tid not in self.last] + _tids(self.node_group)
