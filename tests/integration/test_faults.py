@@ -117,7 +117,12 @@ SIZE = 4 * 10**6
 # its local DataNode taking the only replica) and is tried again, where the four attempts it has let it finish.
 # A reader of a block no DataNode holds gives up after three tries spaced from 3 s (growing) by default;
 # 0.3 s here, so the run at replication 1 fails in seconds rather than a minute, for the same reason.
-SETTINGS = {"hdfs-site": {"dfs.replication": "2", "dfs.client.retry.window.base": "300"}}
+# YARN declares a NodeManager that stopped heartbeating lost after ten minutes by default, giving it
+# containers until then, and an ApplicationMaster tries to start one there for three minutes: 20 s here.
+SETTINGS = {"hdfs-site": {"dfs.replication": "2", "dfs.client.retry.window.base": "300"},
+            "yarn-site": {"yarn.nm.liveness-monitor.expiry-interval-ms": "20000",
+                          "yarn.client.nodemanager-connect.max-wait-ms": "20000",
+                          "yarn.client.nodemanager-connect.retry-interval-ms": "2000"}}
 PI = {"maps": 6, "samples_per_map": 1000}
 
 
