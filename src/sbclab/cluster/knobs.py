@@ -46,14 +46,11 @@ KNOBS = (
          "Lee, Oh & Park 2021, Sec. VII-B and Fig. 10",
          "HDFS no longer detects corrupted blocks; for measurements, not for data you keep"),
     Knob("quick-start", "start short jobs sooner: every JVM of the cluster (daemons, clients, MapReduce "
-         "tasks, Spark's driver and executors) with the C1 compiler only, YARN's heartbeats every 250 ms, no "
-         "Spark driver web UI",
-         "-XX:TieredStopAtLevel=1\nyarn.resourcemanager.nodemanagers.heartbeat-interval-ms=250\nspark.ui.enabled=false\n"
-         "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms=250\nmapreduce.client.progressmonitor.pollinterval=250",
-         "every java command line, the task JVMs' options, yarn-site.xml and mapred-site.xml", False,
+         "tasks, Spark's driver and executors) with the C1 compiler only, no Spark driver web UI",
+         "-XX:TieredStopAtLevel=1\nspark.ui.enabled=false",
+         "every java command line, the task JVMs' options and spark-defaults.conf", False,
          "sbclab (docs/notes.md): a short-lived Hadoop client used 40 % less CPU to start",
-         "long jobs lose the C2 compiler's peak speed and the ResourceManager does four times the heartbeat work: "
-         "for teaching and tests on tiny data, not for measurements"),
+         "long jobs lose the C2 compiler's peak speed: for teaching and tests on tiny data, not for measurements"),
     Knob("open-ports", "leave the daemons' ports on boards open to the LAN instead of to the cluster's own nodes "
          "and this host",
          "no nftables table sbclab_CLUSTER on the boards", "cluster up on boards", False,

@@ -28,7 +28,6 @@ ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED"
 # The quick-start knob: C1 only. A short-lived JVM spends much of its start-up CPU in C2 compilations
 # it never lives to use (docs/notes.md).
 QUICK_START = "-XX:TieredStopAtLevel=1"
-QUICK_HEARTBEAT_MS = "250"
 
 PORTS = {
     "namenode_rpc": 8020, "namenode_http": 9870,
@@ -405,12 +404,9 @@ def knob_overrides(knob_names) -> dict[str, dict[str, str]]:
     if "quick-start" in knob_names:
         # Without -Xmx here, MapReduce sizes each heap from its container, as it does by default.
         found["mapred-site"] = {"mapreduce.map.java.opts": QUICK_START, "mapreduce.reduce.java.opts": QUICK_START,
-                                "yarn.app.mapreduce.am.command-opts": QUICK_START,
-                                # A tiny job waits a heartbeat at every step (its AM scheduled, its
-                                # containers given, its end noticed); upstream's are a second each.
-                                "yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms": QUICK_HEARTBEAT_MS,
-                                "mapreduce.client.progressmonitor.pollinterval": QUICK_HEARTBEAT_MS}
-        found["yarn-site"] = {"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": QUICK_HEARTBEAT_MS}
+                                "yarn.app.mapreduce.am.command-opts": QUICK_START}
+        # YARN's heartbeats stay upstream's second: at 250 ms a tiny job was no sooner and the cluster
+        # used more CPU, idle and in its jobs (docs/notes.md, "JVM start-up and the quick-start knob").
         # No driver web UI either: Jetty's start-up is a share of a short job's, and Spark 4.2's driver can
         # die of a race between its UI attaching its handlers and YARN's ApplicationMaster sending its web
         # filter (ConcurrentModificationException in SparkUI.attachAllHandlers; docs/notes.md).
