@@ -213,3 +213,15 @@ def test_a_node_whose_cpu_time_cannot_be_read_is_always_read_in_full(node, fake_
     balancer.tick()
     balancer.tick()
     assert not balancer._quiet(balancer.cores) and not balancer.stale
+
+
+def test_a_v2_nodes_cpu_time_is_read_from_its_cpu_stat(tmp_path, monkeypatch):
+    monkeypatch.setattr(cgroups, "ROOT", tmp_path)
+    monkeypatch.setattr(cgroups, "version", lambda: 2)
+    group = cgroups.NodeCgroup("lab", "worker1")
+    group.cpu_dir().mkdir(parents=True)
+    (group.cpu_dir() / "cpu.stat").write_text("usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n")
+    assert cgroups.usage_file(group.cpu_dir()) == group.cpu_dir() / "cpu.stat"
+    assert group.cpu_usage_ns() == 1_500_000
+    (group.cpu_dir() / "cpu.stat").unlink()
+    assert group.cpu_usage_ns() is None

@@ -105,13 +105,31 @@ def usage_file(cpu_group: Path) -> Path | None:
     """The file that holds the CPU time a cpu group's threads have used: v2's cpu.stat, v1's
     cpuacct.usage (in the same directory when the two controllers share a hierarchy, else the same
     group in cpuacct's); None where neither is found."""
-    candidates = [cpu_group / "cpu.stat"] if (cpu_group / "cpu.stat").exists() and version() == 2 else []
-    candidates.append(cpu_group / "cpuacct.usage")
+    if version() == 2:
+        return cpu_group / "cpu.stat" if (cpu_group / "cpu.stat").exists() else None
+    candidates = [cpu_group / "cpuacct.usage"]
     try:
         candidates.append(ROOT / "cpuacct" / cpu_group.relative_to(ROOT / "cpu") / "cpuacct.usage")
     except ValueError:
         pass
     return next((path for path in candidates if path.exists()), None)
+
+
+def usage_ns(path: Path | None) -> int | None:
+    """The CPU time in a usage file (usage_file): v1's nanoseconds, v2's usage_usec; None if unreadable."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text()
+        if path.name != "cpu.stat":
+            return int(text)
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) * 1000
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def share_of(group: Path) -> float | None:
@@ -143,16 +161,7 @@ class NodeCgroup:
 
     def cpu_usage_ns(self) -> int | None:
         """CPU time the node's processes have used, all their threads together; None if unreadable."""
-        try:
-            if self.version == 2:
-                for line in (ROOT / self.relative / "cpu.stat").read_text().splitlines():
-                    key, _, value = line.partition(" ")
-                    if key == "usage_usec":
-                        return int(value) * 1000
-                return None
-            return int((ROOT / "cpuacct" / self.relative / "cpuacct.usage").read_text())
-        except (OSError, ValueError):
-            return None
+        return usage_ns(usage_file(self.cpu_dir()))
 
     def pids(self) -> list[int]:
         """The node's processes (on v2 its threaded root lists those of its virtual cores too)."""

@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from .cgroups import share_of, threads_file, usage_file
+from .cgroups import share_of, threads_file, usage_file, usage_ns
 
 # A tick reads every thread's CPU time. While the node has used less than this share of its smallest
 # core's quota since the last tick, no core can have been short, so the tick only places newcomers:
@@ -51,19 +51,6 @@ def _tids(group: Path) -> list[int]:
     return []
 
 
-def _usage_ns(path: Path | None) -> int | None:
-    """A group's CPU time from its usage file (usage_file): v1's nanoseconds, v2's usage_usec."""
-    if path is None:
-        return None
-    try:
-        text = _read(str(path))
-        if path.name == "cpu.stat":
-            return next(int(line.split()[1]) * 1000 for line in text.splitlines() if line.startswith(b"usage_usec"))
-        return int(text)
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-
-
 def _cpu_ns(tid: int) -> int | None:
     """Nanoseconds the thread has run. /proc/TID/stat would give its whole process's time."""
     try:
@@ -94,7 +81,7 @@ class NodeBalancer:
         self.stale = False  # ticks were skipped: the threads' times in `last` span more than a tick
 
     def _quiet(self, cores: list[Path]) -> bool:
-        now, used = time.monotonic(), _usage_ns(self.usage_path)
+        now, used = time.monotonic(), usage_ns(self.usage_path)
         before, self.usage = self.usage, (now, used) if used is not None else None
         if cores != self.cores or self.smallest_share is None:
             shares = [s for s in map(share_of, cores) if s is not None]
