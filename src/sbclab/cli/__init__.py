@@ -27,6 +27,7 @@ COMMANDS = {
     "exec": ("shell", "exec_command"),
     "env": ("shell", "env_command"),
     "compare": ("results", "compare_command"),
+    "plan": ("plan", "plan_command"),
     "diff": ("query", "diff_command"),
     "query": ("query", "query_command"),
     "doctor": ("boards", "doctor_command"),
