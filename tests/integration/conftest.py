@@ -313,10 +313,12 @@ def runner(cluster, results, monitor: MonitorSettings | None = None) -> Runner:
 
 
 def measure(cluster, results, workload: str, engine: str, params: dict | None = None, size_bytes: int | None = None,
-            monitor: MonitorSettings | None = None):
+            monitor: MonitorSettings | None = None, job_settings: dict | None = None):
     """One run of a workload down the run path; the stored run."""
     chosen = registry.get(workload)
-    return runner(cluster, results, monitor).measure(chosen, engine, chosen.parameters(size_bytes, params))
+    return runner(cluster, results, monitor).measure(chosen, engine, chosen.parameters(size_bytes, params),
+                                                     variant="test" if job_settings else None,
+                                                     job_settings=job_settings)
 
 
 @contextmanager

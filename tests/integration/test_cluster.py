@@ -25,6 +25,8 @@ from .conftest import NOTHING, leaked, chromium, free_port, host_addresses, list
     prometheus_families, reachable, mechanics_spec, remove_if_left, runner, scraping
 
 NAME = "itest"
+COMPRESSED = {"mapred-site": {"mapreduce.map.output.compress": "true",
+                              "mapreduce.map.output.compress.codec": "org.apache.hadoop.io.compress.DefaultCodec"}}
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +91,10 @@ def test_daemons_are_not_reachable_on_the_hosts_other_addresses(cluster):
 
 @pytest.fixture(scope="module")
 def first_slice(cluster, tmp_path_factory):
-    """TeraGen, TeraSort and Spark Pi, stored (and sampled, as every run is)."""
+    """TeraGen, TeraSort (its map output compressed by a job setting of its own) and Spark Pi, stored
+    (and sampled, as every run is)."""
     store = ResultsStore(tmp_path_factory.mktemp("first-slice") / "results")
-    sort = measure(cluster, store, "terasort", "hadoop", size_bytes=5 * 10**6)
+    sort = measure(cluster, store, "terasort", "hadoop", size_bytes=5 * 10**6, job_settings=COMPRESSED)
     # Spark Pi is also served to Prometheus while it runs, and scraped.
     address = f"127.0.0.1:{free_port()}"
     with scraping(f"http://{address}/metrics", "sbclab_node_cpu_percent") as scraped:
@@ -129,6 +132,14 @@ def test_terasort_and_spark_pi_end_to_end(cluster, first_slice):
     assert fs["HDFS: Number of bytes written"] == 5 * 10**6
     assert fs["FILE: Number of bytes written"] > 0
     assert sort.counters["Job Counters"]["Launched reduce tasks"] >= 1
+    # The job's own setting reached its tasks (the cluster's configuration leaves map output raw), and
+    # the run records it; the TeraGen before it ran without.
+    framework = sort.counters["Map-Reduce Framework"]
+    assert framework["Map output materialized bytes"] < 0.9 * framework["Map output bytes"], framework
+    assert sort.configuration["mapred-site"]["mapreduce.map.output.compress"] == "true"
+    assert "mapreduce.map.output.compress=true" in sort.parameters["job_settings"]
+    assert "mapreduce.map.output.compress" not in gen.configuration["mapred-site"]
+    assert "job_settings" not in gen.parameters
     assert estimate.succeeded and abs(estimate.result["estimate"] - 3.14159) < 0.1
     assert estimate.counters["tasks"]["tasks"] == 4
 

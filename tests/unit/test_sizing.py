@@ -124,7 +124,7 @@ def test_a_standalone_clusters_spark_defaults_name_its_master_and_every_core():
 def test_the_spark_manager_layout_runtime_stack_and_fault_key_a_cell_only_when_they_are_not_the_first_ones():
     raw = {"workloads": ["pi"], "engines": ["spark"], "repetitions": 1, "stacks": ["lee-park-2026"]}
     yarn = model.cells(model.parse(raw))[0]
-    later = ("spark_manager", "layout", "runtime", "stack", "fault")
+    later = ("spark_manager", "layout", "runtime", "stack", "fault", "variant", "job_settings")
     digest = json_digest({k: v for k, v in yarn.model_dump().items() if k not in later})
     assert yarn.key == digest, "the cells stored before the dimensions keep their keys"
     standalone = model.cells(model.parse({**raw, "cluster": {"spark_manager": "standalone"}}))[0]
@@ -143,5 +143,77 @@ def test_the_spark_manager_layout_runtime_stack_and_fault_key_a_cell_only_when_t
     assert "current" in stacks[1].label()
 
 
+def test_job_settings_variants_alternate_within_a_cell_and_key_it():
+    raw = {"workloads": ["wordcount"], "engines": ["hadoop"], "repetitions": 2, "sizes": ["16MB"]}
+    plain = model.cells(model.parse(raw))
+    variants = {"stock": {}, "compressed": {"mapred-site": {"mapreduce.map.output.compress": True}}}
+    both = model.cells(model.parse({**raw, "variants": variants}))
+    assert [(c.repetition, c.variant) for c in both] == [(1, "stock"), (1, "compressed"), (2, "stock"),
+                                                          (2, "compressed")]
+    assert both[1].job_settings == {"mapred-site": {"mapreduce.map.output.compress": "true"}}
+    assert both[0].job_settings is None and both[0].key != plain[0].key  # a named variant is a cell of its own
+    assert len({c.key for c in both}) == 4 and "compressed" in both[1].label()
+    for refused, says in [({"yarn-site": {"yarn.nodemanager.resource.memory-mb": "4096"}}, "read by the daemons"),
+                          ({"mapred-site": {"mapreduce.jobhistory.cleaner.enable": "false"}}, "not a job's setting"),
+                          ({"hdfs-site": {"dfs.namenode.handler.count": "20"}}, "not a job's setting"),
+                          ({"spark-defaults": {"spark.master": "local"}}, "not a job's setting")]:
+        with pytest.raises(SbclabError, match=says):
+            model.parse({**raw, "variants": {"bad": refused}})
+
+
 def json_digest(fields: dict) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:20]
+
+
+class _Files:
+    """A transport that keeps what is written to the master in memory."""
+
+    def __init__(self, cluster):
+        self.spec, self.files, self.removed = cluster, {}, []
+
+    def node_dir(self, node):
+        return Path("/nodes") / node.name
+
+    def node_disk(self, node):
+        return Path("/disks") / node.name
+
+    shares_host = False
+
+    def base_env(self, node):
+        return {}
+
+    def make_dirs(self, node, folders, fresh=()):
+        pass
+
+    def put(self, node, folder, files):
+        self.files.update({folder / name: text for name, text in files.items()})
+
+    def remove(self, node, path):
+        self.removed.append(path)
+
+
+def test_a_jobs_settings_reach_its_client_only_while_it_runs():
+    cluster = build("rpi4b-4gb")
+    transport = _Files(cluster)
+    dist = Distribution(STACKS["lee-park-2026"], Path("/h"), Path("/s"), Path("/j.jar"))
+    values = {"mapred-site": {"mapreduce.job.reduces": "2"}, "core-site": {"fs.defaultFS": "hdfs://m:9000"}}
+    stack = daemons.Stack(transport, dist, daemons.StackRecord(configuration=values))
+    master = cluster.master
+    plain = stack.java(master, "Main", [], client=True)
+    with stack.job_settings({"mapred-site": {"mapreduce.job.reduces": "4"}}) as merged:
+        assert merged["mapred-site"]["mapreduce.job.reduces"] == "4" and merged["core-site"] == values["core-site"]
+        job_conf = stack.conf_dir(master, client=True)
+        assert job_conf != stack.layout(master).conf_dir
+        assert str(job_conf) in stack.java(master, "Main", [], client=True)[-2]
+        assert stack.env(master, client=True)["HADOOP_CONF_DIR"] == str(job_conf)
+        # The daemons and the workers keep the cluster's configuration.
+        assert str(job_conf) not in stack.java(master, "Main", [])[-2]
+        assert stack.env(cluster.worker_nodes[0], client=True)["HADOOP_CONF_DIR"] != str(job_conf)
+        written = transport.files[job_conf / "mapred-site.xml"]
+        assert "<name>mapreduce.job.reduces</name><value>4</value>" in written
+    assert stack.java(master, "Main", [], client=True) == plain and transport.removed == [job_conf]
+    with pytest.raises(SbclabError, match="read by the daemons"):
+        with stack.job_settings({"yarn-site": {"yarn.nodemanager.resource.memory-mb": "1"}}):
+            pass
+    with stack.job_settings(None) as unchanged:
+        assert unchanged == values and stack.job_conf_dir is None

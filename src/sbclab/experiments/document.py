@@ -110,7 +110,7 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
               cell: dict[str, Any] | None = None, history: Future | None = None,
               trimmed: dict[str, int] | None = None, jobs_before: int | None = None,
               liveness: Liveness | None = None, faults: list[FaultRun] = (),
-              fault_effects: FaultEffects | None = None) -> RunRecord:
+              fault_effects: FaultEffects | None = None, configuration: dict | None = None) -> RunRecord:
     """Keep the run's logs and measurements, then write its document atomically. `history` is the
     JobHistory server's answer for the run's Hadoop jobs when it was asked for already."""
     counters = counters if counters is not None else outcome.counters
@@ -132,7 +132,7 @@ def store_run(cluster: Cluster, store: ResultsStore, provenance_: Provenance, *,
     run = RunRecord(
         run_id=run_id, experiment_id=provenance_.experiment_id, repetition=repetition, workload=workload, engine=engine,
         parameters=parameters, cluster=shape(cluster), scale=ScaleRecord(**cluster.spec.scale.model_dump()),
-        versions=cluster.stack.record.versions, configuration=cluster.configuration,
+        versions=cluster.stack.record.versions, configuration=configuration or cluster.configuration,
         host={**provenance.host_facts(), "cgroup_version": cgroups.found_version()},
         command=provenance_.command, job_command=outcome.command, started_at=outcome.started_at,
         finished_at=outcome.finished_at, wall_time_s=round(outcome.wall_time_s, 3), exit_status=outcome.exit_status,

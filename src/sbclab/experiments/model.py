@@ -22,7 +22,7 @@ from ..errors import SbclabError
 from ..monitor.settings import MonitorSettings
 from ..results.faults import FaultSpec
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
-from ..stack.config import SETTINGS_FILES, check_settings
+from ..stack.config import SETTINGS_FILES, check_job_settings, check_settings
 from ..stack import versions as stack_versions
 from ..stack.presets import PRESETS
 from ..units import bounded, format_size, parse_size
@@ -37,6 +37,11 @@ def _size(value):
     if isinstance(value, (int, float)):
         bounded(value, value)
     return value
+
+
+def _setting_text(value) -> str:
+    """A property's value as Hadoop and Spark write it: YAML's true is 'true', not Python's 'True'."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 # Sizes are written as in the CLI: 64MB, 2GiB, or a number of bytes.
@@ -77,7 +82,7 @@ class ClusterSettings(BaseModel):
     @classmethod
     def _settings_as_text(cls, value):
         if isinstance(value, dict):
-            return {f: {str(k): str(v) for k, v in (props or {}).items()} if isinstance(props, dict) else props
+            return {f: {str(k): _setting_text(v) for k, v in (props or {}).items()} if isinstance(props, dict) else props
                     for f, props in value.items()}
         return value
 
@@ -127,8 +132,31 @@ class Experiment(BaseModel):
     concurrent: Concurrent | None = None
     jobs: dict[str, UserJobSpec] = Field(default_factory=dict, description="the user's own jobs, by the name "
                                          "`workloads` uses: a JAR, a PySpark script or a command (workloads/user.py)")
+    variants: dict[str, dict[str, dict[str, str]]] = Field(
+        default_factory=dict, description="job settings to compare on one running cluster, by name: each cell runs "
+        "once under each, interleaved ({compressed: {mapred-site: {mapreduce.map.output.compress: 'true'}}})")
     faults: list[FaultSpec] = Field(default_factory=list, description="faults to apply while a job runs: each cell "
                                     "runs unfaulted and once under each fault (sbclab.faults)")
+
+    @field_validator("variants", mode="before")
+    @classmethod
+    def _variants_as_text(cls, value):
+        if isinstance(value, dict):
+            return {name: ({f: {str(k): _setting_text(v) for k, v in (props or {}).items()} if isinstance(props, dict) else props
+                            for f, props in files.items()} if isinstance(files, dict) else files)
+                    for name, files in value.items()}
+        return value
+
+    @field_validator("variants")
+    @classmethod
+    def _variants_are_job_settings(cls, value):
+        for name, job_settings in value.items():
+            try:
+                check_job_settings(job_settings)
+            except SbclabError as err:
+                raise ValueError(f"variant {name}: {err.message.rstrip('.')}; {err.hint[0].lower()}"
+                                 f"{err.hint[1:].rstrip('.')}") from err
+        return value
 
     @field_validator("faults")
     @classmethod
@@ -241,10 +269,13 @@ class Cell(BaseModel):
     runtime: str = "native"
     stack: str = stack_versions.FIRST
     fault: dict[str, Any] | None = None  # a FaultSpec's fields: the run is faulted
+    variant: str | None = None  # the name of the job settings it runs under
+    job_settings: dict[str, dict[str, str]] | None = None
 
     # Dimensions added after runs were stored, with the value every earlier run had.
     LATER_DIMENSIONS: ClassVar[dict[str, Any]] = {"spark_manager": "yarn", "layout": "separate-master",
-                                                  "runtime": "native", "stack": stack_versions.FIRST, "fault": None}
+                                                  "runtime": "native", "stack": stack_versions.FIRST, "fault": None,
+                                                  "variant": None, "job_settings": None}
 
     @property
     def key(self) -> str:
@@ -265,7 +296,7 @@ class Cell(BaseModel):
         size = f" {format_size(self.size_bytes)}" if self.size_bytes else ""
         where = f" on {self.parameters['node']}" if isinstance(self.parameters.get("node"), str) else ""
         extra = "".join(f" {getattr(self, name)}" for name, earlier in self.LATER_DIMENSIONS.items()
-                        if name not in ("spark_manager", "fault") and getattr(self, name) != earlier)
+                        if name not in ("spark_manager", "fault", "job_settings") and getattr(self, name) != earlier)
         if self.fault:
             extra += f" under {FaultSpec(**self.fault).label}"
         return (f"{self.workload}/{self.engine}{where} {self.workers}w {self.board}/{self.storage} {self.preset}{size}"
@@ -331,14 +362,17 @@ def cells(experiment: Experiment, node_names: NodeNames = default_node_names) ->
                     params.pop("size_bytes", None)
                     for engine in experiment.engines_for(name):
                         for variant in workload.expand(params, nodes):
-                            for fault in [None, *(f.model_dump(exclude_defaults=True) for f in experiment.faults
-                                                  if f.workloads is None or name in f.workloads)]:
-                                out.append(Cell(workload=name, engine=engine, workers=workers,
-                                                size_bytes=size if workload.sized else None,
-                                                board=experiment.cluster.board, storage=storage, preset=preset,
-                                                parameters=variant, repetition=repetition,
-                                                spark_manager=experiment.cluster.spark_manager,
-                                                layout=layout, runtime=runtime, stack=stack, fault=fault))
+                            # Job settings innermost: the variants of a cell alternate run by run.
+                            for tuned, job_settings in (list(experiment.variants.items()) or [(None, None)]):
+                                for fault in [None, *(f.model_dump(exclude_defaults=True) for f in experiment.faults
+                                                      if f.workloads is None or name in f.workloads)]:
+                                    out.append(Cell(workload=name, engine=engine, workers=workers,
+                                                    size_bytes=size if workload.sized else None,
+                                                    board=experiment.cluster.board, storage=storage, preset=preset,
+                                                    parameters=variant, repetition=repetition,
+                                                    spark_manager=experiment.cluster.spark_manager,
+                                                    layout=layout, runtime=runtime, stack=stack, fault=fault,
+                                                    variant=tuned, job_settings=job_settings or None))
     conc = experiment.concurrent
     if conc:
         for repetition in range(1, conc.repetitions + 1):

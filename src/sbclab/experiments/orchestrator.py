@@ -283,17 +283,19 @@ class Runner:
                 check_disks(self.cluster.transport, cell)
             return self.measure(workload, cell.engine, workload.parameters(cell.size_bytes, cell.parameters),
                                 cell.repetition, cell=cell.as_record(), notes=notes, trim_after=bool(reset.trimmed),
-                                faults=faults)
+                                faults=faults, variant=cell.variant, job_settings=cell.job_settings)
         except Exception as err:  # noqa: BLE001 - one cell's failure, whatever it is, must not end the experiment
             return self._failed(cell, err, started, start, notes)
 
     def measure(self, workload: Workload, engine: str, params: dict[str, Any], repetition: int = 1,
                 cell: dict[str, Any] | None = None, notes: list[str] = (), trim_after: bool = False,
-                faults: list[FaultSpec] = ()) -> RunRecord:
+                faults: list[FaultSpec] = (), variant: str | None = None,
+                job_settings: dict[str, dict[str, str]] | None = None) -> RunRecord:
         """One run down the checklist. Inputs made on the way (a TeraGen before a TeraSort) come
         through here too, stored as runs of their own without the cell. `trim_after`: the nodes'
         filesystems were trimmed before the run, so trimming them after it measures what the job
-        wrote and deleted. `faults` are applied while the job runs (never while its input is made)."""
+        wrote and deleted. `faults` are applied while the job runs (never while its input is made), and
+        so are `job_settings` (the input is made as every variant's is)."""
         ctx = self.context()
         counted = workload.needs_stack and self.cluster.state.phase == "up"
         repaired = self._whole(counted)[1]
@@ -305,7 +307,7 @@ class Runner:
         jobs_before = self.cluster.stack.applications_submitted() if workload.needs_stack else None
         nemesis = Nemesis(self.cluster, list(faults), run_id, self.say)
         with self.recording(run_id) as recorded:
-            with nemesis:
+            with nemesis, self.cluster.stack.job_settings(job_settings) as configuration:
                 attempt = workload.run_job(ctx, engine, run_id, params, data)
                 # What the faults left is counted before they are undone.
                 after = liveness.census(self.cluster.stack) if before is not None else None
@@ -328,6 +330,11 @@ class Runner:
         trimmed = nodeops.fstrim_bytes(self.cluster.transport) if trim_after and workload.needs_stack else None
         workload.validate(ctx, engine, run_id, params, data, attempt)
         parameters = {**params, **attempt.parameters}
+        if job_settings:
+            # In the parameters, so that runs under other job settings are other cells.
+            parameters["variant"] = variant
+            parameters["job_settings"] = ";".join(f"{file}:{name}={value}" for file, props in sorted(job_settings.items())
+                                                  for name, value in sorted(props.items()))
         if data.get("run_id"):
             parameters["input_run_id"] = data["run_id"]
         run = document.store_run(
@@ -336,7 +343,7 @@ class Runner:
             counters=attempt.counters, extra_logs=attempt.extra_logs, repetition=repetition,
             notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell,
             history=history, trimmed=trimmed, jobs_before=jobs_before, liveness=alive, faults=nemesis.runs,
-            fault_effects=fault_effects)
+            fault_effects=fault_effects, configuration=configuration)
         self.stored.append(run)
         return run
 

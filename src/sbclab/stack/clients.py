@@ -29,7 +29,7 @@ class JobOutcome:
 
 
 def _timed(stack: Stack, argv: list[str], log: Path, label: str, timeout_s: float) -> JobOutcome:
-    return timed_on(stack, stack.spec.master, argv, stack.env(stack.spec.master), log, label, timeout_s)
+    return timed_on(stack, stack.spec.master, argv, stack.env(stack.spec.master, client=True), log, label, timeout_s)
 
 
 def timed_on(stack: Stack, node, argv: list[str], env: dict[str, str], log: Path, label: str,
@@ -55,7 +55,7 @@ def timed_on(stack: Stack, node, argv: list[str], env: dict[str, str], log: Path
 
 
 def hadoop_jar(stack: Stack, jar: Path, args: list[str], log: Path, label: str, timeout_s: float = 7200) -> JobOutcome:
-    argv = stack.java(stack.spec.master, "org.apache.hadoop.util.RunJar", [str(jar), *args])
+    argv = stack.java(stack.spec.master, "org.apache.hadoop.util.RunJar", [str(jar), *args], client=True)
     outcome = _timed(stack, argv, log, label, timeout_s)
     outcome.job_ids = engine_counters.hadoop_job_ids(outcome.output)
     outcome.counters = engine_counters.hadoop_counters(outcome.output)
@@ -64,7 +64,7 @@ def hadoop_jar(stack: Stack, jar: Path, args: list[str], log: Path, label: str, 
 
 def hadoop_class(stack: Stack, main_class: str, args: list[str], log: Path, label: str,
                  timeout_s: float = 7200) -> JobOutcome:
-    argv = stack.java(stack.spec.master, main_class, args)
+    argv = stack.java(stack.spec.master, main_class, args, client=True)
     outcome = _timed(stack, argv, log, label, timeout_s)
     outcome.job_ids = engine_counters.hadoop_job_ids(outcome.output)
     outcome.counters = engine_counters.hadoop_counters(outcome.output)
@@ -73,7 +73,7 @@ def hadoop_class(stack: Stack, main_class: str, args: list[str], log: Path, labe
 
 def fs(stack: Stack, args: list[str], log: Path, check: bool = True) -> JobOutcome:
     """`hdfs dfs ARGS` on the master."""
-    outcome = _timed(stack, stack.java(stack.spec.master, "org.apache.hadoop.fs.FsShell", args), log,
+    outcome = _timed(stack, stack.java(stack.spec.master, "org.apache.hadoop.fs.FsShell", args, client=True), log,
                      f"hdfs dfs {args[0]}", 600)
     if check and outcome.exit_status != 0:
         raise SbclabError(f"'hdfs dfs {' '.join(args)}' failed (exit {outcome.exit_status}).", f"Read {log}.")
@@ -104,7 +104,7 @@ def spark_submit_command(stack: Stack, main_class: str | None, resource: Path, a
     """The driver command line Spark's launcher builds for `spark-submit [--class main_class] resource
     args`: a jar and its main class, or a Python script (main_class None)."""
     master = stack.spec.master
-    env = stack.env(master)
+    env = stack.env(master, client=True)
     submit = ["org.apache.spark.deploy.SparkSubmit", *(["--class", main_class] if main_class else [])]
     for key, value in (conf or {}).items():
         submit += ["--conf", f"{key}={value}"]

@@ -428,9 +428,45 @@ def _xml(properties: dict[str, str]) -> str:
     return f'<?xml version="1.0"?>\n<!-- Rendered by sbclab; edits are overwritten at the next cluster up. -->\n<configuration>\n{rows}\n</configuration>\n'
 
 
-def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
-    """The node's configuration: (the values, the files of its configuration directory by name)."""
-    values = settings(spec, node, layout, dist)
+# What a job's client reads when it submits, so that runs on one running cluster can differ in it: a
+# MapReduce job's own configuration (job.xml, from the client's mapred-site and hdfs-site) and a Spark
+# application's settings. The daemons read the rest when they start, so it takes a cluster of its own.
+JOB_FILES = ("mapred-site", "hdfs-site", "spark-defaults")
+_JOB_PREFIXES = {"mapred-site": ("mapreduce.", "yarn.app.mapreduce."), "hdfs-site": ("dfs.client.",),
+                 "spark-defaults": ("spark.",)}
+_JOB_HDFS = ("dfs.replication", "dfs.blocksize")  # the client writes its files with them
+# Job-file properties a daemon or sbclab's own plumbing reads, which a job must not move.
+_NOT_A_JOB_SETTING = re.compile(r"^(mapreduce\.jobhistory\.|mapreduce\.framework\.name$|mapreduce\.shuffle\.|"
+                                r"spark\.master$|spark\.submit\.|spark\.eventLog\.|spark\.history\.|spark\.driver\.host$|"
+                                r"spark\.driver\.bindAddress$|spark\.yarn\.(jars|archive|stagingDir)$)")
+
+
+def check_job_settings(job_settings: dict[str, dict[str, str]]) -> None:
+    """Refuse a job setting the job's client does not read, or one that would move sbclab's plumbing."""
+    check_settings(job_settings)
+    for file, properties in job_settings.items():
+        if file not in JOB_FILES:
+            raise SbclabError(f"{file} is read by the daemons when they start, not by a job.",
+                              "Set it in cluster.settings (a cluster of its own), or use mapred-site, hdfs-site "
+                              "or spark-defaults.")
+        for name in properties:
+            ours = name.startswith(_JOB_PREFIXES[file]) or (file == "hdfs-site" and name in _JOB_HDFS)
+            if not ours or _NOT_A_JOB_SETTING.match(name):
+                raise SbclabError(f"{file} {name} is not a job's setting (the daemons or sbclab itself read it).",
+                                  "Set it in cluster.settings, or leave it out.")
+
+
+def with_job_settings(values: dict[str, dict[str, str]], job_settings: dict[str, dict[str, str]] | None
+                      ) -> dict[str, dict[str, str]]:
+    """A node's configuration values with a job's settings over them."""
+    merged = {file: dict(properties) for file, properties in values.items()}
+    for file, properties in (job_settings or {}).items():
+        merged.setdefault(file, {}).update(properties)
+    return merged
+
+
+def files_of(spec: ClusterSpec, values: dict[str, dict[str, str]]) -> dict[str, str]:
+    """The files of a configuration directory holding these values."""
     files = {}
     for file, properties in values.items():
         if file == "spark-defaults":
@@ -440,4 +476,10 @@ def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribu
     shipped = resources.files(__package__).joinpath("files")
     files["log4j.properties"] = shipped.joinpath("log4j.properties").read_text()
     files["workers"] = "".join(w.address + "\n" for w in spec.worker_nodes)
-    return values, files
+    return files
+
+
+def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """The node's configuration: (the values, the files of its configuration directory by name)."""
+    values = settings(spec, node, layout, dist)
+    return values, files_of(spec, values)

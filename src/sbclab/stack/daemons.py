@@ -5,6 +5,7 @@ Daemons are plain `java` processes on the Maven-assembled classpath; what the Ap
 (log settings, module flags) is added here.
 """
 
+import hashlib
 import json
 import shutil
 import socket
@@ -88,6 +89,9 @@ class Stack:
         self.spec = transport.spec
         self.dist = dist
         self.record = record
+        # A job's own settings over the master's configuration, while one runs (job_settings()).
+        self.job_conf_dir: Path | None = None
+        self.job_values: dict[str, dict[str, str]] | None = None
         self._started: list[tuple[Daemon, NodeSpec, object]] = []  # handles answer poll()
         # The run being measured, if any: told the start and end of every command (clients.py).
         self.marks: CommandMarks | None = None
@@ -125,16 +129,48 @@ class Stack:
         """Where the output of commands sbclab runs is kept on this host (job logs)."""
         return logs_dir(self.spec.name) / self.spec.master.name
 
-    def env(self, node: NodeSpec) -> dict[str, str]:
+    def conf_dir(self, node: NodeSpec, client: bool = False) -> Path:
+        """The node's configuration directory; a job's client on the master reads the job's own
+        settings over it while job_settings() holds them."""
+        if client and self.job_conf_dir is not None and node.name == self.spec.master.name:
+            return self.job_conf_dir
+        return self.layout(node).conf_dir
+
+    @contextmanager
+    def job_settings(self, job_settings: dict[str, dict[str, str]] | None):
+        """Jobs submitted meanwhile read these settings over the cluster's (MapReduce's job.xml,
+        Spark's application settings), from a configuration directory of their own on the master;
+        yields the master's values with them, which the run records."""
+        master = self.spec.master
+        layout = self.layout(master)
+        values = self.record.configuration
+        if not job_settings:
+            yield values
+            return
+        config.check_job_settings(job_settings)
+        merged = config.with_job_settings(values, job_settings)
+        digest = hashlib.sha256(json.dumps(job_settings, sort_keys=True).encode()).hexdigest()[:12]
+        folder = layout.disk / "tmp" / f"job-conf-{digest}"
+        self.transport.make_dirs(master, [folder], fresh=[folder])
+        self.transport.put(master, folder, config.files_of(self.spec, merged))
+        self.job_conf_dir, self.job_values = folder, merged
+        try:
+            yield merged
+        finally:
+            self.job_conf_dir, self.job_values = None, None
+            self.transport.remove(master, folder)
+
+    def env(self, node: NodeSpec, client: bool = False) -> dict[str, str]:
         layout = self.layout(node)
+        conf_dir = self.conf_dir(node, client)
         return {
             **self.transport.base_env(node),
             "LANG": "C.UTF-8",
             "JAVA_HOME": str(self.java_home(node)),
-            "HADOOP_CONF_DIR": str(layout.conf_dir),
+            "HADOOP_CONF_DIR": str(conf_dir),
             "HADOOP_HOME": str(self.dist.hadoop_home),
             "SPARK_HOME": str(self.dist.spark_home),
-            "SPARK_CONF_DIR": str(layout.conf_dir),
+            "SPARK_CONF_DIR": str(conf_dir),
             # Spark's launcher asks for it outside a source tree it can inspect.
             "SPARK_SCALA_VERSION": self.dist.stack.scala,
             # A Python job's executors read PySpark where every node has it, rather than each job
@@ -147,7 +183,7 @@ class Stack:
         }
 
     def java(self, node: NodeSpec, main_class: str, args: list[str], *, heap_mb: int | None = None,
-             add_opens: bool = False, log_file: str | None = None) -> list[str]:
+             add_opens: bool = False, log_file: str | None = None, client: bool = False) -> list[str]:
         """A `java` command line on the node's Hadoop classpath, the way bin/hadoop would build it."""
         layout = self.layout(node)
         argv = [str(self.java_home(node) / "bin" / "java"), *config.jvm_flags(self.spec.knobs)]
@@ -159,7 +195,7 @@ class Stack:
             argv += [f"-Dhadoop.log.file={log_file}", f"-Dyarn.log.file={log_file}", "-Dhadoop.root.logger=INFO,RFA"]
         if add_opens and self.dist.stack.has_modules:  # Java 8 has no modules and refuses the flag
             argv.append(config.ADD_OPENS)
-        argv += ["-cp", f"{layout.conf_dir}:{self.dist.hadoop_classpath}", main_class, *args]
+        argv += ["-cp", f"{self.conf_dir(node, client)}:{self.dist.hadoop_classpath}", main_class, *args]
         return argv
 
     def spark_java(self, node: NodeSpec, main_class: str, args: list[str], heap_mb: int) -> list[str]:

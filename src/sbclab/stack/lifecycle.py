@@ -30,7 +30,8 @@ class Cluster:
 
     @property
     def configuration(self) -> dict:
-        return self.stack.record.configuration
+        """The master's configuration, with the running job's own settings over it while it runs."""
+        return self.stack.job_values or self.stack.record.configuration
 
 
 def _as_seen_by_nodes(transport: Transport, local: Distribution, record: StackRecord) -> Distribution:
