@@ -9,16 +9,22 @@ import sys
 
 import psutil
 import pytest
+import yaml
 
 from selenium.webdriver.common.by import By
 
 from sbclab import paths
 from sbclab.cluster import cgroups, nodes
+from sbclab.cluster.state import ClusterState
+from sbclab.experiments import model, orchestrator
+from sbclab.experiments.display import LineDisplay
+from sbclab.experiments.model import ClusterSettings
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
 from sbclab.results.store import ResultsStore
 from sbclab.stack import config, lifecycle, sizing, versions
+from sbclab.studies import tune
 from sbclab.workloads import inputs, terasort
 
 from .conftest import NOTHING, leaked, chromium, free_port, host_addresses, listening_sockets, measure, not_blank, \
@@ -200,6 +206,35 @@ def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
     assert terasort.tera_input(runner(cluster, store).context(), 5 * 10**6)["rows"] == 50_000
     assert not store.runs_dir.exists()
     assert [k for k in inputs.known(runner(cluster, store).context()) if k.startswith("/sbclab/terasort/")]
+
+
+def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
+    """`sbclab tune`'s loop once for real: map output compressed against the cluster's settings, two
+    WordCount runs a side alternating on the running cluster, judged; the preset file names the runs."""
+    shape = cluster.spec
+    experiment = model.Experiment(
+        name="tune", cluster=ClusterSettings(name=NAME, board=shape.board, backend=shape.backend,
+                                             subnet="10.232.0.0/24"),
+        workloads=["wordcount"], engines=["hadoop"], workers=[shape.workers], sizes=[2 * 10**6],
+        storage=[shape.storage], presets=[shape.preset], stacks=[shape.stack], repetitions=2)
+    options = orchestrator.Options(results=tmp_path / "r", display=LineDisplay(print))
+    searched, document, target = tune.run_study(experiment, options, lever_names=["map-output-compression"],
+                                                budget_s=3600, repetitions=2, max_trials=1, out=None, say=print)
+    assert [t.chosen for t in searched.trials] == [{"map-output-compression": "deflate"}]
+    trial = searched.trials[0]
+    runs = {r.run_id: r for r in ResultsStore(tmp_path / "r").runs()}
+    sides = {side: [runs[i] for i in ids] for side, ids in trial.runs.items()}
+    assert [len(sides["incumbent"]), len(sides["candidate"])] == [2, 2]
+    assert all(r.valid for rs in sides.values() for r in rs)
+    assert all(r.configuration["mapred-site"]["mapreduce.map.output.compress"] == "true" for r in sides["candidate"])
+    assert all("mapreduce.map.output.compress" not in r.configuration["mapred-site"] for r in sides["incumbent"])
+    order = [r.parameters["variant"] for r in sorted(runs.values(), key=lambda r: r.started_at) if r.cell]
+    assert order == [f"t{trial.number}-{side}" for side in ("incumbent", "candidate") * 2], order
+    assert trial.speedup is not None and trial.accepted == (trial.speedup.ci_low > 1.0)
+    written = yaml.safe_load(target.read_text())
+    assert written["trials"][0]["runs"] == trial.runs and written["question"]["workload"] == "wordcount"
+    assert (tmp_path / "r" / "tuning").is_dir()
+    assert NAME in ClusterState.names(), "the module's cluster stays up"
 
 
 def test_down_leaves_nothing_behind(cluster):

@@ -28,6 +28,7 @@ COMMANDS = {
     "env": ("shell", "env_command"),
     "compare": ("results", "compare_command"),
     "plan": ("plan", "plan_command"),
+    "tune": ("tune", "tune_command"),
     "diff": ("query", "diff_command"),
     "query": ("query", "query_command"),
     "doctor": ("boards", "doctor_command"),

@@ -34,6 +34,22 @@ def _read(experiment_file: Path | None) -> dict:
     return raw
 
 
+def _variant(given: str) -> tuple[str, dict]:
+    """'tuned=FILE' as a named variant: the settings of a file 'sbclab tune' wrote, or the file itself."""
+    name, sep, path = given.partition("=")
+    if not sep or not name.strip():
+        raise click.BadParameter(f"{given!r} is not NAME=FILE (e.g. tuned=results/tuned-....yaml).",
+                                 param_hint="--variant")
+    if not path.strip():
+        return name.strip(), {}
+    raw = _read(Path(path))
+    settings = raw.get("settings", raw)
+    if not isinstance(settings, dict):
+        raise SbclabError(f"{path} holds no job settings.", "Give a file 'sbclab tune' wrote, or a mapping of "
+                          "file -> {property: value}.")
+    return name.strip(), settings
+
+
 def list_workloads() -> None:
     for w in registry.WORKLOADS.values():
         params = ", ".join(f"{k}={v}" for k, v in w.defaults().items())
@@ -164,14 +180,19 @@ def show_estimate(found: plan.Plan, results: Path) -> float:
                    "the first N workers; board and storage come from the inventory.")
 @host_key_options
 @click.option("--dist-dir", default=None, help="Where Hadoop and Spark live on every board (see 'cluster up --help').")
+@click.option("--variant", "variant_files", multiple=True, metavar="NAME=FILE",
+              help="Job settings to compare on one cluster, from a file 'sbclab tune' wrote (its settings) or a "
+                   "mapping of file -> properties; 'NAME=' runs the cluster's own settings (repeatable).")
 @monitor_options
 def bench_command(experiment_file, matrix: Matrix, results, dry_run, estimate, list_only, inventory_file,
-                  keys: HostKeys, dist_dir, monitoring: Monitoring):
+                  keys: HostKeys, dist_dir, variant_files, monitoring: Monitoring):
     """Run an experiment: engines x workloads x workers x sizes x storage x presets x repetitions."""
     if list_only:
         list_workloads()
         return
     raw = matrix.over(_read(experiment_file))
+    if variant_files:
+        raw["variants"] = {**(raw.get("variants") or {}), **dict(_variant(v) for v in variant_files)}
     access = None
     if inventory_file is not None:
         hosts = inventory.load(inventory_file)

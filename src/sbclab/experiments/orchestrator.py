@@ -330,9 +330,10 @@ class Runner:
         trimmed = nodeops.fstrim_bytes(self.cluster.transport) if trim_after and workload.needs_stack else None
         workload.validate(ctx, engine, run_id, params, data, attempt)
         parameters = {**params, **attempt.parameters}
+        if variant:
+            parameters["variant"] = variant
         if job_settings:
             # In the parameters, so that runs under other job settings are other cells.
-            parameters["variant"] = variant
             parameters["job_settings"] = ";".join(f"{file}:{name}={value}" for file, props in sorted(job_settings.items())
                                                   for name, value in sorted(props.items()))
         if data.get("run_id"):

@@ -57,6 +57,7 @@ class Report:
     generated_at: str = ""
     command: list[str] = field(default_factory=list)
     reproductions: list = field(default_factory=list)  # analysis.reproduction.Reproduction
+    tunings: list[dict] = field(default_factory=list)  # what `sbclab tune` wrote into tuning/, each search whole
     baseline: Path | None = None
     against_baseline: Diff | None = None  # these results (B) against the baseline's (A)
     set_aside: list[SetAside] = field(default_factory=list)  # damaged documents left out, named first in warnings
@@ -145,6 +146,23 @@ def power_warnings(runs: list[RunRecord], with_cluster: bool = False, estimated:
     return out
 
 
+def tunings(results: Path) -> tuple[list[dict], list[str]]:
+    """The searches `sbclab tune` kept in the results directory, each with its trials and the runs they
+    rest on, and the files that could not be read (for the warnings, never dropped silently)."""
+    found, unreadable = [], []
+    for path in sorted((Path(results) / "tuning").glob("*.json")):
+        try:
+            document = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            unreadable.append(f"{path}: {err}")
+            continue
+        if isinstance(document, dict) and isinstance(document.get("trials"), list):
+            found.append({**document, "name": path.stem})
+        else:
+            unreadable.append(f"{path}: not a tuning's result")
+    return found, unreadable
+
+
 def build(results: Path, costs: Costs | None = None, baseline: Path | None = None, verdicts: bool = True) -> Report:
     """The report of a results directory; `verdicts` False leaves out each run's bottleneck verdict,
     which reads the run's series (what `sbclab compare` has no use for)."""
@@ -187,6 +205,8 @@ def build(results: Path, costs: Costs | None = None, baseline: Path | None = Non
     if verdicts:
         report.verdicts = {r.run_id: verdict(r, report.series(r)) for r in runs}
     report.reproductions = reproduction.from_results(results, runs)
+    report.tunings, unreadable = tunings(results)
+    report.warnings += [f"a tuning's result could not be read, so the report leaves it out: {u}" for u in unreadable]
     if baseline is not None:
         theirs, left_out = read_summaries(baseline)
         if left_out:

@@ -60,7 +60,7 @@ def render(report: Report) -> str:
         report=report, clusters=_clusters(report), cell_rows=cell_rows,
         comparison_rows=tables.comparison_rows(report), run_rows=tables.run_rows(report),
         baseline_rows=tables.baseline_rows(report), stage_rows=tables.stage_rows(report),
-        fault_rows=tables.fault_rows(report),
+        fault_rows=tables.fault_rows(report), tuning_rows=tables.tuning_rows(report),
         reference_rows=tables.reference_rows(report), plots=figures_plots, series_plots=_series_plots(report),
         excluded=report.excluded,
         node_tables=[(title, rows) for title, rows in ((t, make(report)) for t, make in nodes.TABLES.values()) if rows],

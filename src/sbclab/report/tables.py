@@ -124,8 +124,25 @@ def fault_rows(report: Report) -> list[dict]:
     return faults.rows(report.cells, report.several_clusters)
 
 
+def tuning_rows(report: Report) -> list[dict]:
+    """Every trial of every search `sbclab tune` kept: what it changed against the incumbent, the
+    speedup with its interval, whether it was accepted and why, and the runs it rests on."""
+    rows = []
+    for search in report.tunings:
+        for t in search["trials"]:
+            speedup = t.get("speedup") or {}
+            rows.append({"search": search["name"], "trial": t["trial"],
+                         "changed": ", ".join(f"{k}={v}" for k, v in sorted(t["chosen"].items()) if v != "keep")
+                         or "nothing", "speedup": _r(speedup.get("value"), 4),
+                         "ci95_low": _r(speedup.get("ci_low"), 4), "ci95_high": _r(speedup.get("ci_high"), 4),
+                         "accepted": t["accepted"], "note": t["note"],
+                         "runs": " ".join(i for ids in t["runs"].values() for i in ids)})
+    return rows
+
+
 TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows,
-          "stages": stage_rows, "baseline": baseline_rows, "faults": fault_rows}
+          "stages": stage_rows, "baseline": baseline_rows, "faults": fault_rows,
+          "tuning": tuning_rows}
 
 
 def write_all(report: Report, out: Path) -> dict[str, Path]:
@@ -187,6 +204,10 @@ def markdown(report: Report) -> str:
         parts.append("## Faults\n\n" + _md_table(faulted, ["cell", "fault", "runs", "completed", "validated", "slowdown",
                                                            "slowdown_ci95_low", "slowdown_ci95_high", "reactions",
                                                            "recovered_s", "cause"]))
+    tuned = tuning_rows(report)
+    if tuned:
+        parts.append("## Tuning\n\n" + _md_table(tuned, ["search", "trial", "changed", "speedup", "ci95_low", "ci95_high",
+                                                         "accepted", "note"]))
     published = reference_rows(report)
     if published:
         parts.append("## Next to the published results\n\n" +

@@ -1,0 +1,135 @@
+"""The levers `sbclab tune` searches: job settings (read by a job's client when it submits, so one
+running cluster serves every configuration tried), each with its choices and why it might pay on a
+board.
+
+A choice is a function of the cluster's own configuration (the master's values), so a lever can
+double what sbclab sized for the board rather than set a number that suits one board and starves
+another. The first choice of every lever, `keep`, is the cluster's configuration as it is.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+Settings = dict[str, dict[str, str]]
+Choice = Callable[[Settings, int], Settings]  # (the cluster's configuration, workers) -> job settings
+
+# The JVM's client compiler only, and the serial collector: a task's JVM on a board spends a large
+# share of its short life compiling and collecting (docs/notes.md measured the start-up).
+QUICK_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+HADOOP_ADMIN_OPTS = "-Djava.net.preferIPv4Stack=true -Dhadoop.metrics.log.level=WARN"  # mapred-default.xml
+
+
+def _keep(config: Settings, workers: int) -> Settings:
+    return {}
+
+
+def _get(config: Settings, file: str, name: str, default: str) -> str:
+    return (config.get(file) or {}).get(name, default)
+
+
+def _with_opts(current: str, extra: str) -> str:
+    return current if extra in current else f"{current} {extra}".strip()
+
+
+@dataclass(frozen=True)
+class Lever:
+    name: str
+    engines: tuple[str, ...]
+    why: str
+    choices: dict[str, Choice]
+    trades: str = ""  # what a choice gives up besides time (durability), where it does
+
+    def settings(self, choice: str, config: Settings, workers: int) -> Settings:
+        return self.choices[choice](config, workers)
+
+
+def _mapred(**properties: str) -> Choice:
+    return lambda config, workers: {"mapred-site": {k.replace("_", "."): v for k, v in properties.items()}}
+
+
+LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
+    Lever("map-output-compression", ("hadoop",),
+          "map outputs are written to the node's disk and sent over its link; deflate (Java's own zlib, no native "
+          "library needed) trades CPU for fewer bytes",
+          {"keep": _keep,
+           "deflate": lambda c, w: {"mapred-site": {"mapreduce.map.output.compress": "true",
+                                                    "mapreduce.map.output.compress.codec":
+                                                        "org.apache.hadoop.io.compress.DefaultCodec"}}}),
+    Lever("sort-buffer", ("hadoop",),
+          "a map spills its buffer to disk each time it fills: twice the buffer sbclab sized for the board, spilled "
+          "later, means fewer spills and merges (it must still fit the task's heap)",
+          {"keep": _keep,
+           "double": lambda c, w: {"mapred-site": {
+               "mapreduce.task.io.sort.mb": str(2 * int(_get(c, "mapred-site", "mapreduce.task.io.sort.mb", "100"))),
+               "mapreduce.map.sort.spill.percent": "0.9"}}}),
+    Lever("merge-factor", ("hadoop",),
+          "how many spill files are merged at once: more means fewer merge passes over a slow disk",
+          {"keep": _keep, "64": _mapred(mapreduce_task_io_sort_factor="64")}),
+    Lever("reduce-slowstart", ("hadoop",),
+          "when reduces start fetching: early ones hold containers the maps could use on a board with few slots",
+          {"keep": _keep, "half": _mapred(mapreduce_job_reduce_slowstart_completedmaps="0.5"),
+           "all-maps": _mapred(mapreduce_job_reduce_slowstart_completedmaps="1.0")}),
+    Lever("uber", ("hadoop",),
+          "a small job's tasks run inside its ApplicationMaster's JVM: no container or JVM start per task",
+          {"keep": _keep, "on": _mapred(mapreduce_job_ubertask_enable="true")}),
+    Lever("speculation", ("hadoop",),
+          "speculative copies of slow tasks compete for a board's few slots and its disk",
+          {"keep": _keep, "off": lambda c, w: {"mapred-site": {"mapreduce.map.speculative": "false",
+                                                                "mapreduce.reduce.speculative": "false"}}}),
+    Lever("reduces", ("hadoop", "spark"),
+          "the reduce-side parallelism of both engines (sbclab's jobs read mapreduce.job.reduces): one a worker or "
+          "two a worker, against the preset's",
+          {"keep": _keep, "per-worker": lambda c, w: {"mapred-site": {"mapreduce.job.reduces": str(w)}},
+           "two-per-worker": lambda c, w: {"mapred-site": {"mapreduce.job.reduces": str(2 * w)}}}),
+    Lever("quick-jvm", ("hadoop", "spark"),
+          "C1-only JIT and the serial collector in every task, ApplicationMaster and executor JVM: less CPU spent "
+          "starting a short-lived JVM on a slow core",
+          {"keep": _keep,
+           "on": lambda c, w: {
+               "mapred-site": {
+                   "mapreduce.admin.map.child.java.opts": _with_opts(
+                       _get(c, "mapred-site", "mapreduce.admin.map.child.java.opts", HADOOP_ADMIN_OPTS), QUICK_JVM),
+                   "mapreduce.admin.reduce.child.java.opts": _with_opts(
+                       _get(c, "mapred-site", "mapreduce.admin.reduce.child.java.opts", HADOOP_ADMIN_OPTS), QUICK_JVM),
+                   "yarn.app.mapreduce.am.admin-command-opts": _with_opts(
+                       _get(c, "mapred-site", "yarn.app.mapreduce.am.admin-command-opts", ""), QUICK_JVM)},
+               "spark-defaults": {
+                   "spark.executor.extraJavaOptions": _with_opts(
+                       _get(c, "spark-defaults", "spark.executor.extraJavaOptions", ""), QUICK_JVM),
+                   "spark.yarn.am.extraJavaOptions": _with_opts(
+                       _get(c, "spark-defaults", "spark.yarn.am.extraJavaOptions", ""), QUICK_JVM)}}}),
+    Lever("output-replication", ("hadoop", "spark"),
+          "the job's output written once rather than the cluster's replication: less disk and network per byte",
+          {"keep": _keep, "one": lambda c, w: {"hdfs-site": {"dfs.replication": "1"}}},
+          trades="durability: the job's output survives no disk or node loss"),
+    Lever("kryo", ("spark",),
+          "Kryo serialises shuffled records in fewer bytes and less CPU than Java's serialisation",
+          {"keep": _keep, "on": lambda c, w: {"spark-defaults": {
+              "spark.serializer": "org.apache.spark.serializer.KryoSerializer"}}}),
+    Lever("locality-wait", ("spark",),
+          "how long a task waits for a slot on the node holding its data: on a small cluster, any slot now may be "
+          "sooner than a local one later",
+          {"keep": _keep, "none": lambda c, w: {"spark-defaults": {"spark.locality.wait": "0s"}}}),
+]}
+
+
+def for_engine(engine: str, names: list[str] | None = None) -> list[Lever]:
+    found = [lever for lever in LEVERS.values() if engine in lever.engines]
+    if names:
+        found = [lever for lever in found if lever.name in names]
+    return found
+
+
+def merged(levers: list[Lever], chosen: dict[str, str], config: Settings, workers: int) -> Settings:
+    """The job settings of a combination of choices."""
+    out: Settings = {}
+    for lever in levers:
+        for file, properties in lever.settings(chosen.get(lever.name, "keep"), config, workers).items():
+            out.setdefault(file, {}).update(properties)
+    return out
+
+
+def trades(levers: list[Lever], chosen: dict[str, str]) -> list[str]:
+    """What a combination gives up besides time, lever by lever."""
+    return [f"{lever.name}={chosen[lever.name]}: {lever.trades}" for lever in levers
+            if lever.trades and chosen.get(lever.name, "keep") != "keep"]

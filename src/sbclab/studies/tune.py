@@ -1,0 +1,286 @@
+"""`sbclab tune`: a search over job settings for one workload, size and cluster, each step a measured
+comparison.
+
+Optuna's TPE sampler proposes a combination of the levers' choices (levers.py); the combination is
+measured against the best one so far (the incumbent, at first the cluster's configuration as it is)
+in runs that alternate on the same running cluster (an experiment's variants), and it becomes the
+incumbent only when the interval of its speedup over the incumbent lies wholly above 1: a change
+is accepted on evidence of a gain, never on a lucky mean. What Optuna learns from is the candidate's
+time relative to the starting configuration, on the log scale (its ratio to the incumbent times the
+incumbent's to the start). A candidate whose job fails or whose output is invalid is a failed trial
+and can never be accepted.
+
+The search is resumable: Optuna's journal in the results directory keeps every trial with what it
+measured, a trial interrupted mid-way is measured again (its stored runs kept), and the incumbent is
+replayed from the journal. `--budget` bounds the minutes spent: a trial starts only while the
+budget has room for one more of the length of those before it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from .. import __version__
+from ..analysis import stats
+from ..atomic import write_text
+from ..errors import SbclabError
+from ..experiments import orchestrator, plan
+from ..results.store import ResultsStore
+from .levers import Lever, Settings, for_engine, merged, trades
+
+KEEP = "keep"
+DUPLICATES_BEFORE_DONE = 25  # proposals in a row already measured: the space is exhausted
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One variant's runs in a trial: the times of its valid ones, its run ids, how many failed."""
+
+    times: list[float]
+    run_ids: list[str]
+    failed: int = 0
+
+
+# (trial number, {variant: job settings}, runs per variant) -> {variant: Measured}
+Measure = Callable[[int, dict[str, Settings], int], dict[str, Measured]]
+
+
+@dataclass
+class Trial:
+    number: int
+    chosen: dict[str, str]
+    settings: Settings
+    speedup: stats.Derived | None  # the incumbent's time over the candidate's
+    accepted: bool
+    runs: dict[str, list[str]] = field(default_factory=dict)
+    note: str = ""
+    seconds: float = 0.0  # how long it took to measure
+
+    def as_dict(self) -> dict:
+        return {"trial": self.number, "chosen": self.chosen, "settings": self.settings,
+                "speedup": self.speedup.as_dict() if self.speedup else None, "accepted": self.accepted,
+                "runs": self.runs, "note": self.note, "seconds": round(self.seconds, 1)}
+
+
+@dataclass
+class Search:
+    levers: list[Lever]
+    incumbent: dict[str, str]
+    gain: float = 1.0  # the incumbent's speedup over the starting configuration (point estimate)
+    trials: list[Trial] = field(default_factory=list)
+    stopped: str = ""
+
+    @property
+    def accepted(self) -> list[Trial]:
+        return [t for t in self.trials if t.accepted]
+
+
+def _study(journal: Path, name: str, seed: int):
+    import optuna  # a tuner's import: the other commands start without it
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    storage = JournalStorage(JournalFileBackend(str(journal)))
+    return optuna.create_study(study_name=name, storage=storage, load_if_exists=True, direction="minimize",
+                               sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=4))
+
+
+def _distributions(levers: list[Lever]):
+    from optuna.distributions import CategoricalDistribution
+    return {lever.name: CategoricalDistribution(list(lever.choices)) for lever in levers}
+
+
+def _judge(trial_number: int, chosen: dict[str, str], settings: Settings, found: dict[str, Measured],
+           seconds: float) -> Trial:
+    incumbent, candidate = found["incumbent"], found["candidate"]
+    runs = {"incumbent": incumbent.run_ids, "candidate": candidate.run_ids}
+    if candidate.failed:
+        return Trial(trial_number, chosen, settings, None, False, runs,
+                     f"{candidate.failed} run(s) failed or gave invalid output under these settings", seconds)
+    if not incumbent.times or not candidate.times:
+        return Trial(trial_number, chosen, settings, None, False, runs, "no valid run on one side", seconds)
+    speedup = stats.ratio(stats.estimate(incumbent.times), stats.estimate(candidate.times))
+    if speedup.ci_low is None:
+        return Trial(trial_number, chosen, settings, speedup, False, runs,
+                     "one run a side: no interval, so no evidence of a gain", seconds)
+    accepted = speedup.ci_low > 1.0
+    note = ("accepted: its interval lies above 1" if accepted else
+            "kept the incumbent: the interval reaches 1 (no evidence of a gain)" if speedup.ci_high >= 1.0 else
+            "kept the incumbent: slower")
+    return Trial(trial_number, chosen, settings, speedup, accepted, runs, note, seconds)
+
+
+def search(levers: list[Lever], measure: Measure, config: Settings, workers: int, *, journal: Path, name: str,
+           budget_s: float, repetitions: int = 3, max_trials: int | None = None, seed: int = 0,
+           clock: Callable[[], float] = time.monotonic, say: Callable[[str], None] = lambda m: None) -> Search:
+    """Propose, measure and judge combinations until the budget or max_trials is spent."""
+    import optuna
+    from optuna.trial import TrialState
+
+    if repetitions < 2:
+        raise SbclabError("A tuning needs at least 2 runs of each side of a comparison for an interval.",
+                          "Give --repetitions 2 or more (3 is the default).")
+    study = _study(journal, name, seed)
+    distributions = _distributions(levers)
+    start = {lever.name: KEEP for lever in levers}
+    found = Search(levers, dict(start))
+    measured: dict[tuple, float] = {}
+
+    def objective_of(trial: Trial) -> float | None:
+        return None if trial.speedup is None else -math.log(found.gain * trial.speedup.value)
+
+    def record(asked, trial: Trial) -> None:
+        value = objective_of(trial)
+        asked.set_user_attr("sbclab", trial.as_dict())
+        if value is None:
+            study.tell(asked, state=TrialState.FAIL)
+        else:
+            study.tell(asked, value)
+            measured[tuple(sorted(trial.chosen.items()))] = value
+        found.trials.append(trial)
+        if trial.accepted:
+            found.incumbent, found.gain = dict(trial.chosen), found.gain * trial.speedup.value
+
+    def run_trial(number: int, chosen: dict[str, str]) -> Trial:
+        began = clock()
+        settings = merged(levers, chosen, config, workers)
+        variants = {"incumbent": merged(levers, found.incumbent, config, workers), "candidate": settings}
+        say(f"trial {number}: {describe(chosen)} against {describe(found.incumbent)}, {repetitions} runs each")
+        trial = _judge(number, chosen, settings, measure(number, variants, repetitions), clock() - began)
+        say(f"trial {number}: speedup {trial.speedup.text() if trial.speedup else '-'}; {trial.note}")
+        return trial
+
+    # Replay what the journal holds: finished trials as they were judged, interrupted ones measured again.
+    for past in study.get_trials(deepcopy=False):
+        if past.state == TrialState.COMPLETE or past.state == TrialState.FAIL:
+            kept = past.user_attrs.get("sbclab")
+            if not kept:
+                continue
+            speedup = kept.get("speedup")
+            trial = Trial(kept["trial"], kept["chosen"], kept["settings"],
+                          stats.Derived(speedup["value"], speedup["ci_low"], speedup["ci_high"]) if speedup else None,
+                          kept["accepted"], kept["runs"], kept["note"], kept.get("seconds", 0.0))
+            found.trials.append(trial)
+            if past.state == TrialState.COMPLETE:
+                measured[tuple(sorted(trial.chosen.items()))] = past.value
+            if trial.accepted:
+                found.incumbent, found.gain = dict(trial.chosen), found.gain * trial.speedup.value
+        elif past.state == TrialState.RUNNING:
+            chosen = {**start, **past.params}
+            say(f"trial {past.number} was interrupted: measuring it again (its stored runs are kept)")
+            record(optuna.trial.Trial(study, past._trial_id), run_trial(past.number, chosen))
+
+    began, spent, duplicates = clock(), [], 0
+    while True:
+        if max_trials is not None and len(found.trials) >= max_trials:
+            found.stopped = f"{max_trials} trial(s) done"
+            break
+        elapsed = clock() - began
+        typical = sum(spent) / len(spent) if spent else 0.0
+        if elapsed >= budget_s or (spent and elapsed + typical > budget_s):
+            found.stopped = (f"the budget: {elapsed / 60:.1f} of {budget_s / 60:g} min spent, a trial takes about "
+                             f"{typical / 60:.1f}")
+            break
+        asked = study.ask(distributions)
+        chosen = {**start, **asked.params}
+        key = tuple(sorted(chosen.items()))
+        if chosen == found.incumbent or key in measured:
+            # Measured before (or the incumbent itself): Optuna learns its known value; nothing runs.
+            study.tell(asked, measured.get(key, -math.log(found.gain)))
+            duplicates += 1
+            if duplicates >= DUPLICATES_BEFORE_DONE:
+                found.stopped = "every combination the sampler proposes was measured already"
+                break
+            continue
+        duplicates = 0
+        trial = run_trial(asked.number, chosen)
+        spent.append(trial.seconds)
+        record(asked, trial)
+    return found
+
+
+def describe(chosen: dict[str, str]) -> str:
+    changed = [f"{k}={v}" for k, v in sorted(chosen.items()) if v != KEEP]
+    return ", ".join(changed) or "the cluster's settings"
+
+
+def result_document(found: Search, question: dict, config: Settings, workers: int, command: list[str]) -> dict:
+    """The tuned settings with their evidence: a user's preset (`sbclab bench --variant NAME=FILE`)."""
+    settings = merged(found.levers, found.incumbent, config, workers)
+    return {"sbclab": __version__, "made": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "command": command, "question": question,
+            "levers": {lever.name: {"choice": found.incumbent.get(lever.name, KEEP), "why": lever.why,
+                                    **({"trades": lever.trades} if lever.trades else {})} for lever in found.levers},
+            "settings": settings, "trades": trades(found.levers, found.incumbent),
+            "speedup_over_start": found.gain,
+            "trials": [t.as_dict() for t in found.trials], "stopped": found.stopped}
+
+
+def write_result(path: Path, document: dict) -> None:
+    write_text(path, json.dumps(document, indent=1) + "\n")
+
+
+def tuning_name(workload: str, engine: str, size_bytes: int | None, spec) -> str:
+    """One search per workload, engine, size and cluster shape: the journal's and the result's name."""
+    size = f"-{size_bytes}" if size_bytes else ""
+    return f"{workload}-{engine}{size}-{spec.workers}x{spec.board}-{spec.storage}-{spec.preset}"
+
+
+def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: float, repetitions: int,
+              max_trials: int | None, out: Path | None, say: Callable[[str], None]) -> tuple[Search, dict, Path]:
+    """The search on the experiment's one cluster, held up for all its trials; the result written to
+    `out` (default beside the runs) and to the results directory's tuning/ for the report."""
+    import yaml
+
+    workload, engine = experiment.workloads[0], (experiment.engines or ["hadoop"])[0]
+    levers = for_engine(engine, lever_names)
+    if not levers:
+        raise SbclabError(f"No lever of those asked for applies to {engine}.", "See 'sbclab tune --list'.")
+    first = plan.prepare(experiment.model_copy(update={"repetitions": 1}), options.results, say, options.boards)
+    if len(first.specs) != 1:
+        raise SbclabError("A tuning runs on one cluster shape.", "Give one worker count, medium and preset.")
+    spec = next(iter(first.specs.values()))
+    name = tuning_name(workload, engine, experiment.sizes[0] if first.cells[0].size_bytes else None, spec)
+    journal = options.results / "tuning" / f"{name}.journal"
+    with orchestrator.cluster_for(spec, say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
+                                  dist_dir=options.dist_dir) as cluster:
+        config, workers = cluster.configuration, spec.workers
+
+        def measure(number: int, variants: dict[str, Settings], runs_each: int) -> dict[str, Measured]:
+            named = {f"t{number}-{side}": settings for side, settings in variants.items()}
+            trial = experiment.model_copy(update={"name": f"tune-t{number}", "variants": named,
+                                                  "repetitions": runs_each})
+            planned = plan.prepare(trial, options.results, say, options.boards)
+            orchestrator.execute(planned, options)
+            variant_of = {c.key: c.variant for c in planned.cells}
+            latest: dict[str, object] = {}
+            for run in ResultsStore(options.results).runs():  # oldest first: the last of a key is its latest
+                key = (run.cell or {}).get("key")
+                if key in variant_of:
+                    latest[key] = run
+            found = {}
+            for side in variants:
+                mine = [r for k, r in latest.items() if variant_of[k] == f"t{number}-{side}"]
+                found[side] = Measured([r.wall_time_s for r in mine if r.headline], [r.run_id for r in mine],
+                                       sum(1 for r in mine if not r.valid))
+            return found
+
+        searched = search(levers, measure, config, workers, journal=journal, name=name, budget_s=budget_s,
+                          repetitions=repetitions, max_trials=max_trials, say=say)
+    question = {"workload": workload, "engine": engine, "size_bytes": first.cells[0].size_bytes,
+                "cluster": {"workers": spec.workers, "board": spec.board, "storage": spec.storage,
+                            "preset": spec.preset, "backend": spec.backend, "scale": spec.scale.factor},
+                "levers": [lever.name for lever in levers], "repetitions": repetitions, "results": str(options.results)}
+    document = result_document(searched, question, config, workers, options.command)
+    write_result(options.results / "tuning" / f"{name}.json", document)
+    target = out or options.results / f"tuned-{name}.yaml"
+    write_text(target, yaml.safe_dump(document, sort_keys=False, width=110))
+    return searched, document, target

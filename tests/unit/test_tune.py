@@ -1,0 +1,149 @@
+"""The tuner on a test double whose response is known: it finds the planted gain, never accepts a
+change without evidence, keeps to its budget and resumes from its journal."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from sbclab.errors import SbclabError
+from sbclab.studies import levers as lever_registry
+from sbclab.studies import tune
+
+LEVERS = lever_registry.for_engine("hadoop", ["map-output-compression", "uber", "reduces", "speculation"])
+CONFIG = {"mapred-site": {"mapreduce.job.reduces": "2"}}
+# The planted response: compressing map output saves 30 %, uber mode costs 30 %, one reduce a worker
+# saves 10 %, speculation makes no difference.
+EFFECT = {("map-output-compression", "deflate"): 0.7, ("uber", "on"): 1.3, ("reduces", "per-worker"): 0.9}
+
+
+def true_time(settings, effect=EFFECT):
+    time = 100.0
+    mapred = settings.get("mapred-site", {})
+    if mapred.get("mapreduce.map.output.compress") == "true":
+        time *= effect[("map-output-compression", "deflate")]
+    if mapred.get("mapreduce.job.ubertask.enable") == "true":
+        time *= effect[("uber", "on")]
+    if mapred.get("mapreduce.job.reduces") == "3":
+        time *= effect[("reduces", "per-worker")]
+    return time
+
+
+class Double:
+    """Measures a variant as its true time with 3 % noise; counts the runs; the clock advances per run."""
+
+    def __init__(self, seed=0, fail_when=None, interrupt_at=None, effect=EFFECT):
+        self.rng, self.effect = np.random.default_rng(seed), effect
+        self.runs, self.now, self.fail_when, self.interrupt_at = 0, 0.0, fail_when, interrupt_at
+
+    def clock(self):
+        return self.now
+
+    def __call__(self, number, variants, repetitions):
+        if self.interrupt_at is not None and number == self.interrupt_at:
+            self.interrupt_at = None
+            raise KeyboardInterrupt
+        out = {}
+        for name, settings in variants.items():
+            times = [true_time(settings, self.effect) * math.exp(self.rng.normal(0, 0.03)) for _ in range(repetitions)]
+            self.runs += repetitions
+            self.now += sum(times)
+            failed = repetitions if self.fail_when and self.fail_when(settings) else 0
+            out[name] = tune.Measured([] if failed else times, [f"{name}-{number}-{i}" for i in range(repetitions)],
+                                      failed)
+        return out
+
+
+def run(tmp_path, double, **given):
+    options = {"journal": tmp_path / "journal.log", "name": "test", "budget_s": 1e9, "repetitions": 3,
+               "max_trials": 12, "clock": double.clock}
+    return tune.search(LEVERS, double, CONFIG, 3, **{**options, **given})
+
+
+def test_the_planted_gain_is_found_and_the_planted_loss_refused(tmp_path):
+    found = run(tmp_path, Double())
+    final = lever_registry.merged(LEVERS, found.incumbent, CONFIG, 3)
+    assert found.incumbent["map-output-compression"] == "deflate"
+    assert found.incumbent["uber"] == "keep"
+    assert true_time(final) <= 70.0 + 1e-9
+    assert found.gain == pytest.approx(100.0 / true_time(final), rel=0.1)
+    for trial in found.trials:
+        if trial.accepted:
+            assert trial.speedup.ci_low > 1.0
+        if trial.chosen["uber"] == "on":
+            assert not trial.accepted
+
+
+def test_no_change_is_accepted_without_evidence_of_a_gain(tmp_path):
+    found = run(tmp_path, Double(seed=3, effect={k: 1.0 for k in EFFECT}), max_trials=8)
+    assert not found.accepted, [(t.chosen, t.speedup) for t in found.trials if t.accepted]
+    assert found.incumbent == {lever.name: "keep" for lever in LEVERS}
+
+
+def test_a_setting_that_breaks_the_job_is_never_accepted(tmp_path):
+    double = Double(fail_when=lambda s: s.get("mapred-site", {}).get("mapreduce.map.output.compress") == "true")
+    found = run(tmp_path, double, max_trials=8)
+    assert found.incumbent["map-output-compression"] == "keep"
+    broken = [t for t in found.trials if t.chosen["map-output-compression"] == "deflate"]
+    assert broken and all(not t.accepted and "failed" in t.note for t in broken)
+
+
+def test_the_budget_bounds_the_trials(tmp_path):
+    double = Double()
+    found = run(tmp_path, double, budget_s=1500, max_trials=None)
+    # Each trial is six runs of 70-130 s: a second one starts only while one more fits.
+    assert 1 <= len(found.trials) <= 3 and "budget" in found.stopped
+    assert double.now <= 1500 + max(t.seconds for t in found.trials)
+
+
+def test_a_search_resumes_from_its_journal_and_measures_an_interrupted_trial_again(tmp_path):
+    first = run(tmp_path, Double(), max_trials=3)
+    assert len(first.trials) == 3
+    double = Double(seed=1, interrupt_at=4)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, double, max_trials=6)
+    again = run(tmp_path, Double(seed=2), max_trials=6)
+    numbers = [t.number for t in again.trials]
+    assert numbers[:3] == [t.number for t in first.trials]
+    assert 4 in numbers and len(again.trials) == 6
+    assert again.incumbent == (first.incumbent if not any(t.accepted for t in again.trials[3:])
+                               else again.accepted[-1].chosen)
+
+
+def test_a_tuning_needs_two_runs_a_side(tmp_path):
+    with pytest.raises(SbclabError, match="at least 2 runs"):
+        run(tmp_path, Double(), repetitions=1)
+
+
+def test_the_result_says_what_each_lever_gives_up():
+    chosen = {lever.name: "keep" for lever in lever_registry.for_engine("hadoop")}
+    chosen["output-replication"] = "one"
+    hadoop = lever_registry.for_engine("hadoop")
+    assert lever_registry.merged(hadoop, chosen, CONFIG, 3) == {"hdfs-site": {"dfs.replication": "1"}}
+    assert any("durability" in t for t in lever_registry.trades(hadoop, chosen))
+    doubled = lever_registry.merged(hadoop, {"sort-buffer": "double"}, {"mapred-site": {"mapreduce.task.io.sort.mb": "40"}}, 3)
+    assert doubled["mapred-site"]["mapreduce.task.io.sort.mb"] == "80"
+
+
+def test_the_report_shows_the_search_and_names_an_unreadable_one(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from sbclab.report import build, html
+
+    results = tmp_path / "results"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "results", results)
+    found = run(tmp_path, Double(), max_trials=4)
+    document = tune.result_document(found, {"workload": "wordcount"}, CONFIG, 3, ["sbclab", "tune"])
+    tune.write_result(results / "tuning" / "wordcount-hadoop.json", document)
+    (results / "tuning" / "broken.json").write_text("{")
+    report = build.build(results)
+    written = html.write(report, tmp_path / "out")
+    page = written["html"].read_text()
+    assert 'id="tuning"' in page and "wordcount-hadoop" in page
+    rows = json.loads(written["json"].read_text())["tuning"]
+    assert [r["trial"] for r in rows] == [t.number for t in found.trials]
+    assert any(r["accepted"] for r in rows) and all(r["runs"] for r in rows)
+    assert any("broken.json" in w for w in report.warnings)
+    assert "## Tuning" in written["markdown"].read_text()
