@@ -162,3 +162,22 @@ def test_forget_is_refused_for_a_cluster_on_this_host(tmp_path, monkeypatch):
     refused = CliRunner().invoke(main_group, ["cluster", "down", "--name", "here", "--forget"])
     assert refused.exit_code != 0 and "real boards" in str(refused.exception)
     assert "here" in ClusterState.names()
+
+
+def test_a_board_clusters_spec_is_built_in_one_place_and_keeps_its_web_uis_choice(tmp_path):
+    """`run --inventory --expose-web-uis` goes through an experiment whose plan builds the boards' spec
+    again: the choice must reach it (it used to be lost on the way)."""
+    from sbclab.experiments import model, plan
+
+    inv = inventory.load(Path(__file__).resolve().parents[2] / "examples" / "inventory.yml")
+    access = BoardAccess(inventory=inv, known_hosts=str(tmp_path / "known"))
+    for exposed, web_uis in ((True, "cluster"), (False, "loopback")):
+        experiment = model.parse({"workloads": ["pi"], "engines": ["hadoop"], "workers": [2], "repetitions": 1,
+                                  "storage": ["nvme-p31-gen3"], "presets": ["stock"],
+                                  "cluster": {"backend": "ssh", "board": "rpi5b", "expose_web_uis": exposed,
+                                              "spark_manager": "yarn"}})
+        found = plan.prepare(experiment, tmp_path / "results", boards=access)
+        spec = next(iter(found.specs.values()))
+        assert spec.web_uis == web_uis and spec.workers == 2
+        direct = plan.board_spec_for(inv, name=spec.name, preset="stock", workers=2, expose_web_uis=exposed)
+        assert direct == spec

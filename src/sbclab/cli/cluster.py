@@ -31,9 +31,8 @@ def cluster_up(shape: Shape, boards: Boards):
     With --inventory: preflight the boards, install Java where missing, copy the distribution where
     it differs, render the configs, format HDFS on first use, start the daemons. A second 'up' of
     the same boards checks all of that and changes nothing."""
-    spec, access = boards.of_inventory(shape.name, shape.preset)
+    spec, access = boards.of_inventory(shape.name, shape.preset, shape)
     if spec is not None:
-        spec = spec.model_copy(update={"spark_manager": shape.spark_manager, "stack": shape.stack})
         doctor.preflight(access.inventory, None, None, shape.preset, Path(access.known_hosts), access.accept_new_host_keys,
                          deploying=True, say=say, tunnels=spec.web_uis == "loopback")
         if shape.name in ClusterState.names():

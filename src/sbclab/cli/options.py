@@ -18,6 +18,7 @@ from ..cluster.inventory import BoardAccess, Inventory
 from ..cluster.spec import ClusterSpec
 from ..cluster.remote import DEFAULT_KNOWN_HOSTS
 from ..errors import SbclabError
+from ..experiments import plan
 from ..experiments.model import ClusterSettings
 from ..monitor.settings import MonitorSettings
 from ..stack import versions as stack_versions
@@ -243,8 +244,10 @@ class Boards:
     def knobs(self) -> tuple[str, ...]:
         return knobs.check_cluster_knobs(self.knob_names)
 
-    def of_inventory(self, name: str, preset: str) -> tuple[ClusterSpec | None, BoardAccess | None]:
-        """(spec, how to reach the boards) of the inventory, or (None, None) without one."""
+    def of_inventory(self, name: str, preset: str, shape: "Shape | None" = None
+                     ) -> tuple[ClusterSpec | None, BoardAccess | None]:
+        """(spec, how to reach the boards) of the inventory, or (None, None) without one; the spec is
+        built where every board cluster's is (plan.board_spec_for), with the shape's choices."""
         if self.inventory_file is None:
             if self.expose_web_uis:
                 raise SbclabError("--expose-web-uis is for real boards.", "Give it with --inventory.")
@@ -252,11 +255,13 @@ class Boards:
         if self.dist_dir is not None and not self.dist_dir.startswith("/"):
             raise SbclabError(f"--dist-dir {self.dist_dir} is not an absolute path.", "Give one like /opt/sbclab.")
         hosts = inventory.load(self.inventory_file)
-        spec = cluster_spec.from_inventory(hosts, name=name, preset=preset, expose_web_uis=self.expose_web_uis)
+        choices = {"spark_manager": shape.spark_manager, "layout": shape.layout, "stack": shape.stack} if shape else {}
+        spec = plan.board_spec_for(hosts, name=name, preset=preset, knobs=self.knobs(),
+                                   expose_web_uis=self.expose_web_uis, **choices)
         access = self.keys.access(hosts)
         if self.jdk is not None:
             access = access.model_copy(update={"jdk": str(self.jdk.resolve())})
-        return spec.model_copy(update={"knobs": self.knobs()}), access
+        return spec, access
 
 
 board_options = bundle(Boards, [

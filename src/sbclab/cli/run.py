@@ -43,7 +43,8 @@ def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, f
     settings = shape.settings(boards.knobs())
     workers, storage = shape.workers, shape.storage
     if spec is not None:
-        settings = settings.model_copy(update={"backend": "ssh", "board": spec.board})
+        settings = settings.model_copy(update={"backend": "ssh", "board": spec.board,
+                                               "expose_web_uis": boards.expose_web_uis})
         workers, storage = spec.workers, spec.storage
     experiment = builtin.main_job(settings, storage, shape.preset, workers, size_bytes, repetitions, pi_maps,
                                   pi_samples, monitoring.settings(), layout=shape.layout,

@@ -75,6 +75,8 @@ class ClusterSettings(BaseModel):
                                        f"(default {DESKTOP_MASTER_STORAGE})")
     settings: dict[Literal[SETTINGS_FILES], dict[str, str]] = Field(
         default_factory=dict, description="stack properties set over the preset, by file: {hdfs-site: {dfs.blocksize: ...}}")
+    expose_web_uis: bool = Field(False, description="boards: the web UIs and REST APIs on each board's own address "
+                                 "rather than its loopback (reached through SSH)")
     data_scale: float = Field(1.0, gt=0, le=1, description="the share of the seed's data each task holds (a "
                               "reproduction sets it with the HDFS block): sort, shuffle and Spark memory buffers follow it")
 

@@ -86,6 +86,22 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
                                     "data_scale": data_scale})
 
 
+def board_spec_for(inventory, *, name: str, preset: str, workers: int | None = None, layout: str = "separate-master",
+                   knobs: tuple[str, ...] = (), settings: dict[str, dict[str, str]] | None = None,
+                   spark_manager: str = "yarn", runtime: str = "native", stack: str = stack_versions.DEFAULT,
+                   data_scale: float = 1.0, expose_web_uis: bool = False) -> ClusterSpec:
+    """A cluster of real boards, specified in this one place for `cluster up`, `run` and experiments:
+    the inventory's master and its first `workers` boards (all of them when None; in the
+    master-is-worker layout the master counts as one)."""
+    if workers is not None:
+        inventory = inventory.first_workers(workers - 1 if layout == "master-is-worker" else workers)
+    spec = cluster_spec.from_inventory(inventory, name=name, preset=preset, layout=layout,
+                                       expose_web_uis=expose_web_uis)
+    return spec.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
+                                   "data_scale": data_scale, "spark_manager": spark_manager, "runtime": runtime,
+                                   "stack": stack})
+
+
 def as_spec_settings(settings: dict[str, dict[str, str]] | None) -> tuple[tuple[str, str, str], ...]:
     return tuple((file, name, value) for file, props in sorted((settings or {}).items())
                  for name, value in sorted(props.items()))
@@ -303,15 +319,12 @@ def _board_specs(found: Plan) -> None:
     for cell in found.cells:
         if cell.shape in found.specs:
             continue
+        settings = found.experiment.cluster
         try:
-            beside = cell.workers - 1 if cell.layout == "master-is-worker" else cell.workers
-            spec = cluster_spec.from_inventory(inventory.first_workers(beside), name=found.experiment.cluster.name,
-                                               preset=cell.preset, layout=cell.layout)
-            spec = spec.model_copy(update={"knobs": tuple(found.experiment.cluster.knobs),
-                                           "settings": as_spec_settings(found.experiment.cluster.settings),
-                                           "data_scale": found.experiment.cluster.data_scale,
-                                           "spark_manager": found.experiment.cluster.spark_manager,
-                                           "runtime": cell.runtime, "stack": cell.stack})
+            spec = board_spec_for(inventory, name=settings.name, preset=cell.preset, workers=cell.workers,
+                                  layout=cell.layout, knobs=tuple(settings.knobs), settings=settings.settings,
+                                  spark_manager=settings.spark_manager, runtime=cell.runtime, stack=cell.stack,
+                                  data_scale=settings.data_scale, expose_web_uis=settings.expose_web_uis)
             if not found.bare:
                 lifecycle.check(spec, _engines(found, cell.shape))
         except SbclabError as err:
