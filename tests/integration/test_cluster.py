@@ -18,7 +18,7 @@ from sbclab.cluster import cgroups, nodes
 from sbclab.cluster.state import ClusterState
 from sbclab.experiments import model, orchestrator
 from sbclab.experiments.display import LineDisplay
-from sbclab.experiments.model import ClusterSettings
+from sbclab.experiments.model import BetweenRuns, ClusterSettings
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
@@ -216,7 +216,8 @@ def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
         name="tune", cluster=ClusterSettings(name=NAME, board=shape.board, backend=shape.backend,
                                              subnet="10.232.0.0/24"),
         workloads=["wordcount"], engines=["hadoop"], workers=[shape.workers], sizes=[2 * 10**6],
-        storage=[shape.storage], presets=[shape.preset], stacks=[shape.stack], repetitions=2)
+        storage=[shape.storage], presets=[shape.preset], stacks=[shape.stack], repetitions=2,
+        monitor=MonitorSettings(idle_baseline_s=0), between_runs=BetweenRuns(idle_timeout_s=0))
     options = orchestrator.Options(results=tmp_path / "r", display=LineDisplay(print))
     searched, document, target = tune.run_study(experiment, options, lever_names=["map-output-compression"],
                                                 budget_s=3600, repetitions=2, max_trials=1, out=None, say=print)

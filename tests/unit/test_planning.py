@@ -88,7 +88,7 @@ def test_held_out_cells_are_predicted_and_a_wrong_model_shows_it():
 
 
 def test_the_seeds_eight_worker_pi_cells_from_their_one_to_four():
-    found = plan.validations(None)[0]
+    found = plan.validations(None, {"pi"})[0]
     eight = [c for c in found.checked if c.observation.workers == 8]
     assert {c.observation.source for c in eight} == {"leepark2026 Table 16", "leepark2026 Table 17"}
     hadoop = [c for c in eight if c.observation.engine == "hadoop"]

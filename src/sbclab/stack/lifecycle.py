@@ -43,6 +43,7 @@ def check(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
     """What the stack needs of a cluster's shape to run jobs of these engines, before anything is made
     (a stack not yet fetched is fetched by the cluster that first needs it)."""
     presets.check(spec.preset)
+    presets.overrides(spec)  # 'tuned' on a board and medium no tuning measured is refused here
     sizing.check(spec)
     config.check_memory(spec, engines)
 
@@ -68,6 +69,7 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
     # What runs on the cluster is checked by the run's plan: a cluster up serves both engines or one.
     # Its daemons, though, must fit its nodes whatever runs.
     presets.check(spec.preset)
+    presets.overrides(spec)
     sizing.check(spec)
     heaps.check(spec)
     local = _fetched(spec.stack, progress)

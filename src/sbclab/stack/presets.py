@@ -1,10 +1,18 @@
 """Named sets of stack settings. `stock` is upstream's defaults; `paper-2026` and `paper-2021` are the
-seeds' own (their configuration tables), and `paper` is the newest seed's.
+seeds' own (their configuration tables), and `paper` is the newest seed's. `tuned` is what `sbclab tune`
+measured for the cluster's board and medium over stock: the settings of a tuning's result kept in
+tuned/BOARD_MEDIUM.yaml with its evidence (trials, intervals, runs, sbclab version), and refused for a
+board and medium no tuning has measured.
 
 Only settings a preset changes are listed; everything else keeps its upstream default. Sizing from
 the node's profile (YARN memory and vcores) and the settings a cluster needs to run at all
 (addresses, directories, classpaths) are applied under every preset, see config.py.
 """
+
+from functools import lru_cache
+from importlib import resources
+
+import yaml
 
 from ..errors import SbclabError
 from ..cluster.spec import ClusterSpec
@@ -15,6 +23,7 @@ PRESETS = {
     "stock": "upstream defaults of Hadoop 3.3.6 and Spark 3.5.0",
     "paper": f"the newest seed's settings (paper-2026): {PAPER_2026}",
     "paper-2026": PAPER_2026,
+    "tuned": "what 'sbclab tune' measured for the board and medium over stock (stack/tuned/), with its evidence",
     "paper-2021": "Lee, Oh & Park 2021, Table 11: ApplicationMaster 3072 MB, maps 2048 MB, reduces 4096 MB, "
                   "split.minsize 4 MB, NodeManager memory 4096 MB, largest allocation 4096 MB, dfs.replication 3",
 }
@@ -29,12 +38,42 @@ def check(name: str) -> str:
 
 def overrides(spec: ClusterSpec) -> dict[str, dict[str, str]]:
     """Settings the preset sets, by file ('hdfs-site', 'mapred-site', 'spark-defaults', …)."""
-    return _settings(spec.preset, spec.workers)
+    return _settings(spec.preset, spec.workers, spec.board, spec.storage)
 
 
-def _settings(name: str, workers: int) -> dict[str, dict[str, str]]:
+@lru_cache(maxsize=None)
+def tuned_results() -> dict[tuple[str, str], dict]:
+    """The tunings shipped with sbclab, by (board, medium): each `sbclab tune` result whole."""
+    found = {}
+    folder = resources.files(__package__).joinpath("tuned")
+    if not folder.is_dir():
+        return found
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".yaml"):
+            document = yaml.safe_load(entry.read_text())
+            cluster = document["question"]["cluster"]
+            found[(cluster["board"], cluster["storage"])] = document
+    return found
+
+
+def tuned(board: str, storage: str) -> dict:
+    """The tuning measured for this board and medium, or a refusal that says which exist and how to make one."""
+    found = tuned_results().get((board, storage))
+    if found is None:
+        measured = ", ".join(f"{b}/{m}" for b, m in tuned_results()) or "none yet"
+        raise SbclabError(f"No tuning has measured {board}/{storage} for the 'tuned' preset (measured: {measured}).",
+                          f"Run 'sbclab tune WORKLOAD --profile {board} --storage {storage}' and compare its file "
+                          "with 'sbclab bench --variant tuned=FILE', or choose another preset.")
+    return found
+
+
+def _settings(name: str, workers: int, board: str | None = None, storage: str | None = None) -> dict[str, dict[str, str]]:
     if name == "stock":
         return {}
+    if name == "tuned":
+        if board is None or storage is None:
+            return {}
+        return {file: dict(props) for file, props in tuned(board, storage)["settings"].items()}
     if name in ("paper", "paper-2026"):
         return {
             "hdfs-site": {"dfs.replication": "1"},
@@ -54,8 +93,8 @@ def _settings(name: str, workers: int) -> dict[str, dict[str, str]]:
     raise SbclabError(f"Unknown preset '{name}'.", f"Choose one of: {', '.join(PRESETS)}.")
 
 
-def replication(name: str, workers: int) -> int:
+def replication(name: str, workers: int, board: str | None = None, storage: str | None = None) -> int:
     """How many copies of each HDFS block the preset keeps (HDFS's own default 3), capped by the
     DataNodes there are."""
-    asked = _settings(name, workers).get("hdfs-site", {}).get("dfs.replication", "3")
+    asked = _settings(name, workers, board, storage).get("hdfs-site", {}).get("dfs.replication", "3")
     return min(int(asked), workers)

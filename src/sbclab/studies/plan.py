@@ -230,15 +230,16 @@ def answer(workload: str, engine: str, size: float, deadline_s: float, *, result
     return Answer(workload, engine, size, deadline_s, max_workers, options, unmodelled, len(stored), unusable)
 
 
-def validations(results: Path | None) -> list[Validation]:
+def validations(results: Path | None, workloads: set[str] | None = None) -> list[Validation]:
     """The model's error where the truth is known: the seeds' cells on more than four workers predicted
     from their cells on one to four (the 2026 seed's 8-node cells, the 2021 seed's 5-node ones), and,
     for the stored runs, each group's largest worker count predicted from the smaller ones (else its
-    largest size from the smaller sizes)."""
-    seeds = published_observations()
+    largest size from the smaller sizes). `workloads` keeps only those."""
+    seeds = [o for o in published_observations() if workloads is None or o.workload in workloads]
     found = [planning.held_out("the seeds' 5- and 8-worker cells from their 1-4-worker cells", seeds,
                                lambda o: o.workers > 4)]
     stored, _ = stored_observations(results)
+    stored = [o for o in stored if workloads is None or o.workload in workloads]
     if stored:
         largest: dict[tuple, int] = {}
         for o in stored:
