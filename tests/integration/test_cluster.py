@@ -208,6 +208,16 @@ def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
     assert [k for k in inputs.known(runner(cluster, store).context()) if k.startswith("/sbclab/terasort/")]
 
 
+def test_tpch_on_spark_sql_agrees_with_duckdb(cluster, tmp_path):
+    """TPC-H's six queries at the smallest scale factor on Spark SQL, each answer checked against DuckDB's
+    on the same generator's tables; each query's seconds kept."""
+    run = measure(cluster, tmp_path / "r", "tpch", "spark", size_bytes=10**6)
+    assert run.valid, [c for c in run.validity.checks if not c.passed]
+    assert {c.name for c in run.validity.checks} >= {f"Q{q} = DuckDB's answer" for q in (1, 3, 5, 6, 9, 18)}
+    assert set(run.result["query_seconds"]) == {"q1", "q3", "q5", "q6", "q9", "q18"}
+    assert run.result["rows"]["q1"] == 4 and run.parameters["scale_factor"] == 0.001
+
+
 def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
     """`sbclab tune`'s loop once for real: map output compressed against the cluster's settings, two
     WordCount runs a side alternating on the running cluster, judged; the preset file names the runs."""

@@ -15,13 +15,14 @@ from .power import Idle, Stress
 from .sort import Sort
 from .storage import Storage
 from .terasort import TeraGen, TeraSort
+from .tpch import Tpch
 from .user import UserJob, UserJobSpec
 from .web import Web
 from .wordcount import PySparkWordCount, WordCount
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     WordCount(), PySparkWordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
-    SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
+    Tpch(), SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
 WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
 
 
