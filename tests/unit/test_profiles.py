@@ -154,8 +154,8 @@ def write_user(tmp_path, kind, name, text):
 
 
 def test_a_user_board_with_units_is_loaded(tmp_path):
-    write_user(tmp_path, "boards", "rpi5b-16gb", USER_BOARD)
-    b = profiles.board("rpi5b-16gb")
+    write_user(tmp_path, "boards", "mypi5-16gb", USER_BOARD)
+    b = profiles.board("mypi5-16gb")
     assert (b.ram_gib, b.nic_mbps, b.price_usd, b.clock_ghz) == (16, 1000, 120, 2.4)
 
 
