@@ -218,6 +218,17 @@ def test_tpch_on_spark_sql_agrees_with_duckdb(cluster, tmp_path):
     assert run.result["rows"]["q1"] == 4 and run.parameters["scale_factor"] == 0.001
 
 
+@pytest.mark.parametrize("engine", ["hadoop", "spark"])
+def test_pagerank_on_both_engines_agrees_with_a_power_iteration(cluster, tmp_path, engine):
+    """Three iterations of PageRank on a generated graph of 1,000 nodes: a MapReduce job an iteration, or
+    Spark's RDDs; every node's rank against numpy's power iteration on the same graph."""
+    run = measure(cluster, tmp_path / "r", "pagerank", engine, {"iterations": 3}, size_bytes=17_000)
+    assert run.valid, [c for c in run.validity.checks if not c.passed]
+    assert {c.name for c in run.validity.checks} >= {"every node ranked once", "ranks = power iteration's"}
+    if engine == "hadoop":
+        assert len(run.job_ids) == 3, run.job_ids  # one job an iteration
+
+
 def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
     """`sbclab tune`'s loop once for real: map output compressed against the cluster's settings, two
     WordCount runs a side alternating on the running cluster, judged; the preset file names the runs."""

@@ -39,7 +39,7 @@ def _describe(err: ValidationError) -> str:
 def _validate(kind: str, name: str, fields, origin: str):
     if not _NAME.match(name):
         raise SbclabError(f"{origin}: '{name}' is not a usable profile name.",
-                          "Use lower-case letters, digits and '-', e.g. rpi5b-16gb.")
+                          "Use lower-case letters, digits and '-', e.g. mypi5-16gb.")
     if not isinstance(fields, dict):
         raise SbclabError(f"{origin}: profile '{name}' must be a mapping of fields.",
                           "Copy a shipped entry (sbclab profiles show rpi5b) and edit it.")

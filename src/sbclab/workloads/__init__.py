@@ -9,6 +9,7 @@ from .grep import Grep
 from .hpl import Hpl
 from .mix import Mix
 from .netpipe import NetPipe
+from .pagerank import PageRank
 from .network import Iperf
 from .pi import Pi
 from .power import Idle, Stress
@@ -22,7 +23,7 @@ from .wordcount import PySparkWordCount, WordCount
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     WordCount(), PySparkWordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
-    Tpch(), SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
+    Tpch(), PageRank(), SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
 WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
 
 
