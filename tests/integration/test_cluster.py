@@ -229,6 +229,15 @@ def test_pagerank_on_both_engines_agrees_with_a_power_iteration(cluster, tmp_pat
         assert len(run.job_ids) == 3, run.job_ids  # one job an iteration
 
 
+@pytest.mark.parametrize("engine", ["hadoop", "spark"])
+def test_kmeans_on_both_engines_finds_the_centres_the_points_came_from(cluster, tmp_path, engine):
+    """2,000 points around four centres: MLlib's k-means on Spark, Lloyd's iterations as MapReduce jobs;
+    every true centre recovered."""
+    run = measure(cluster, tmp_path / "r", "kmeans", engine, {"iterations": 10}, size_bytes=54_000)
+    assert run.valid, [c for c in run.validity.checks if not c.passed]
+    assert len(run.result["centres"]) == 4
+
+
 def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
     """`sbclab tune`'s loop once for real: map output compressed against the cluster's settings, two
     WordCount runs a side alternating on the running cluster, judged; the preset file names the runs."""

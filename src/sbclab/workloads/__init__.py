@@ -7,6 +7,7 @@ from .cpu import SysbenchCpu
 from .dfsio import DfsioRead, DfsioWrite
 from .grep import Grep
 from .hpl import Hpl
+from .kmeans import KMeans
 from .mix import Mix
 from .netpipe import NetPipe
 from .pagerank import PageRank
@@ -23,7 +24,7 @@ from .wordcount import PySparkWordCount, WordCount
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     WordCount(), PySparkWordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
-    Tpch(), PageRank(), SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
+    Tpch(), PageRank(), KMeans(), SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
 WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
 
 
