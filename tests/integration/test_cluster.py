@@ -208,36 +208,6 @@ def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
     assert [k for k in inputs.known(runner(cluster, store).context()) if k.startswith("/sbclab/terasort/")]
 
 
-def test_tpch_on_spark_sql_agrees_with_duckdb(cluster, tmp_path):
-    """TPC-H's six queries at the smallest scale factor on Spark SQL, each answer checked against DuckDB's
-    on the same generator's tables; each query's seconds kept."""
-    run = measure(cluster, tmp_path / "r", "tpch", "spark", size_bytes=10**6)
-    assert run.valid, [c for c in run.validity.checks if not c.passed]
-    assert {c.name for c in run.validity.checks} >= {f"Q{q} = DuckDB's answer" for q in (1, 3, 5, 6, 9, 18)}
-    assert set(run.result["query_seconds"]) == {"q1", "q3", "q5", "q6", "q9", "q18"}
-    assert run.result["rows"]["q1"] == 4 and run.parameters["scale_factor"] == 0.001
-
-
-@pytest.mark.parametrize("engine", ["hadoop", "spark"])
-def test_pagerank_on_both_engines_agrees_with_a_power_iteration(cluster, tmp_path, engine):
-    """Three iterations of PageRank on a generated graph of 1,000 nodes: a MapReduce job an iteration, or
-    Spark's RDDs; every node's rank against numpy's power iteration on the same graph."""
-    run = measure(cluster, tmp_path / "r", "pagerank", engine, {"iterations": 3}, size_bytes=17_000)
-    assert run.valid, [c for c in run.validity.checks if not c.passed]
-    assert {c.name for c in run.validity.checks} >= {"every node ranked once", "ranks = power iteration's"}
-    if engine == "hadoop":
-        assert len(run.job_ids) == 3, run.job_ids  # one job an iteration
-
-
-@pytest.mark.parametrize("engine", ["hadoop", "spark"])
-def test_kmeans_on_both_engines_finds_the_centres_the_points_came_from(cluster, tmp_path, engine):
-    """2,000 points around four centres: MLlib's k-means on Spark, Lloyd's iterations as MapReduce jobs;
-    every true centre recovered."""
-    run = measure(cluster, tmp_path / "r", "kmeans", engine, {"iterations": 10}, size_bytes=54_000)
-    assert run.valid, [c for c in run.validity.checks if not c.passed]
-    assert len(run.result["centres"]) == 4
-
-
 def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
     """`sbclab tune`'s loop once for real: map output compressed against the cluster's settings, two
     WordCount runs a side alternating on the running cluster, judged; the preset file names the runs."""

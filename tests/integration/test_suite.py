@@ -31,7 +31,13 @@ from .conftest import host_addresses, listening_sockets, measure, module_cluster
 
 NAME = "suite"
 SIZE = 4 * 10**6
-TINY = {"pi": {"maps": 4, "samples_per_map": 2000}, "dfsio-write": {"files": 2}, "dfsio-read": {"files": 2}}
+TINY = {"pi": {"maps": 4, "samples_per_map": 2000}, "dfsio-write": {"files": 2}, "dfsio-read": {"files": 2},
+        "pagerank": {"iterations": 2}, "kmeans": {"iterations": 5}, "tpch": {"queries": "1,3,18"}}
+# The workloads whose job count or reference grows with the input run smaller: TPC-H at the least scale
+# factor (an aggregation, a join with a top 10 and a subquery, each a Spark job of its own, checked against
+# DuckDB; tests/unit/test_tpch.py runs all six on DuckDB), PageRank on 1,000 nodes (a MapReduce job an
+# iteration), k-means on 2,000 points (a job an iteration until no centre moves).
+SIZES = {"tpch": 10**6, "pagerank": 17_000, "kmeans": 54_000}
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +81,7 @@ CASES = [(name, engine) for name, w in workloads.WORKLOADS.items() if not name.s
 def test_every_workload_on_both_engines_is_validated(cluster, store, name, engine):
     """Each workload runs on Hadoop and on Spark, is validated by at least two checks and stores its counters and
     samples."""
-    run = measure(cluster, store, name, engine, TINY.get(name), SIZE, monitor=QUICK_SAMPLING)
+    run = measure(cluster, store, name, engine, TINY.get(name), SIZES.get(name, SIZE), monitor=QUICK_SAMPLING)
     failed = [c for c in run.validity.checks if not c.passed]
     assert run.exit_status == 0, f"{name}/{engine} failed; logs: {run.logs}"
     assert run.valid, f"{name}/{engine} invalid: {failed}"
