@@ -106,6 +106,25 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
                                "seconds": round(seconds, 3)})
 
 
+def local_file(ctx: RunContext, key: str, text: Path, path: str, what: str, record: dict[str, Any],
+               reuse: bool = True) -> dict[str, Any]:
+    """A file made on this host (a generated graph, points) put into HDFS as PATH/part-00000, once per
+    cluster: streamed over the first worker's connection into its `hdfs dfs -put`."""
+    if reuse and key in known(ctx):
+        return known(ctx)[key]
+    log = ctx.job_log(f"input-{key.replace('/', '-')}", "generate")
+    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", path], log)
+    ctx.hdfs(["-mkdir", "-p", path], log)
+    ctx.progress(f"putting {what} into {path}")
+    worker = ctx.spec.worker_nodes[0]
+    put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-00000"])
+    status = ctx.transport.run_all([Job(worker, put, ctx.stack.env(worker), log, f"put {what}",
+                                        feed=["cat", str(text)])], timeout_s=24 * 3600)[0]
+    if status:
+        raise SbclabError(f"Putting {what} into HDFS failed.", f"Read {log}.")
+    return remember(ctx, key, {"path": path, "bytes": text.stat().st_size, **record})
+
+
 def _count(ctx: RunContext, path: str, log: Path) -> tuple[int, int, int]:
     lines, words, chars = clients.fs_through(ctx.stack, ["-cat", f"{path}/part-*"], "wc -lwc", log).split()
     return int(lines), int(words), int(chars)

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from .. import paths
-from ..cluster.transport import Job
 from ..data import blobs
 from ..errors import SbclabError
 from ..results.schema import Check
@@ -31,24 +30,11 @@ def tolerance(points: int, k: int, dimensions: int) -> float:
 
 def points_in_hdfs(ctx: RunContext, params: dict[str, Any], reuse: bool = True) -> dict[str, Any]:
     points, k, dimensions, seed = params["points"], params["k"], params["dimensions"], params["seed"]
-    key = f"blobs/{points}/k{k}/d{dimensions}/s{seed}"
-    if reuse and key in inputs.known(ctx):
-        return inputs.known(ctx)[key]
-    text = blobs.write_text(paths.cache_dir() / "blobs" / f"{points}-k{k}-d{dimensions}-s{seed}.txt",
-                            points, k, dimensions, seed)
-    path = f"/sbclab/blobs/{points}-k{k}-d{dimensions}-s{seed}"
-    log = ctx.job_log(f"input-blobs-{points}", "generate")
-    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", path], log)
-    ctx.hdfs(["-mkdir", "-p", path], log)
-    ctx.progress(f"putting {points:,} points around {k} centres into {path}")
-    worker = ctx.spec.worker_nodes[0]
-    put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-00000"])
-    status = ctx.transport.run_all([Job(worker, put, ctx.stack.env(worker), log, "put points",
-                                        feed=["cat", str(text)])], timeout_s=24 * 3600)[0]
-    if status:
-        raise SbclabError("Putting the k-means points into HDFS failed.", f"Read {log}.")
-    return inputs.remember(ctx, key, {"path": path, "bytes": text.stat().st_size, "points": points, "k": k,
-                                      "dimensions": dimensions, "seed": seed})
+    name = f"{points}-k{k}-d{dimensions}-s{seed}"
+    text = blobs.write_text(paths.cache_dir() / "blobs" / f"{name}.txt", points, k, dimensions, seed)
+    return inputs.local_file(ctx, f"blobs/{points}/k{k}/d{dimensions}/s{seed}", text, f"/sbclab/blobs/{name}",
+                             f"{points:,} points around {k} centres",
+                             {"points": points, "k": k, "dimensions": dimensions, "seed": seed}, reuse)
 
 
 def checks(found: np.ndarray, points: int, k: int, dimensions: int, seed: int) -> list[Check]:

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from .. import paths
-from ..cluster.transport import Job
 from ..data import graph
 from ..errors import SbclabError
 from ..results.schema import Check
@@ -24,23 +23,9 @@ RELATIVE_TOLERANCE = 1e-9  # the engines add the shares in another order than nu
 
 
 def graph_in_hdfs(ctx: RunContext, nodes: int, seed: int, reuse: bool = True) -> dict[str, Any]:
-    key = f"graph/{nodes}/s{seed}"
-    if reuse and key in inputs.known(ctx):
-        return inputs.known(ctx)[key]
     text = graph.write_text(paths.cache_dir() / "graphs" / f"pagerank-{nodes}-s{seed}.txt", nodes, seed)
-    path = f"/sbclab/graph/{nodes}-s{seed}"
-    log = ctx.job_log(f"input-graph-{nodes}", "generate")
-    ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", path], log)
-    ctx.hdfs(["-mkdir", "-p", path], log)
-    ctx.progress(f"putting a graph of {nodes:,} nodes into {path}")
-    worker = ctx.spec.worker_nodes[0]
-    put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-00000"])
-    status = ctx.transport.run_all([Job(worker, put, ctx.stack.env(worker), log, "put graph",
-                                        feed=["cat", str(text)])], timeout_s=24 * 3600)[0]
-    if status:
-        raise SbclabError("Putting the PageRank graph into HDFS failed.", f"Read {log}.")
-    return inputs.remember(ctx, key, {"path": path, "bytes": text.stat().st_size, "nodes": nodes, "seed": seed,
-                                      "local": str(text)})
+    return inputs.local_file(ctx, f"graph/{nodes}/s{seed}", text, f"/sbclab/graph/{nodes}-s{seed}",
+                             f"a graph of {nodes:,} nodes", {"nodes": nodes, "seed": seed}, reuse)
 
 
 def compare(got: dict[int, float], want: np.ndarray) -> list[Check]:
