@@ -83,6 +83,11 @@ class KMeans(Workload):
         return Attempt(outcome, [exited(outcome, "jobs")], {"jobs": len(outcome.job_ids)}, output=output)
 
     def spark(self, ctx, run_id, params, data) -> Attempt:
+        version = ctx.stack.dist.stack.spark
+        if not any((paths.cache_dir() / f"spark-{version}" / "jars").glob("spark-mllib_*.jar")):
+            # Distributions assembled before MLlib was part of them (the Spark 4.2 one).
+            raise SbclabError(f"The cached Spark {version} has no MLlib.",
+                              f"Run 'sbclab stack fetch --refresh --stack {ctx.stack.dist.stack.name}'.")
         output = f"/sbclab/out/{run_id}"
         outcome, result, counters, logs = spark_job(ctx, run_id, "spark kmeans", "KMeans",
                                                     [data["path"], output, str(params["k"]),
