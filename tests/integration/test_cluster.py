@@ -209,8 +209,8 @@ def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
 
 
 def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
-    """`sbclab tune`'s loop once for real: map output compressed against the cluster's settings, two
-    WordCount runs a side alternating on the running cluster, judged; the preset file names the runs."""
+    """`sbclab tune`'s loop once for real: uber mode against the cluster's settings, two WordCount runs a
+    side alternating on the running cluster, judged; the preset file names the runs."""
     shape = cluster.spec
     experiment = model.Experiment(
         name="tune", cluster=ClusterSettings(name=NAME, board=shape.board, backend=shape.backend,
@@ -219,16 +219,16 @@ def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
         storage=[shape.storage], presets=[shape.preset], stacks=[shape.stack], repetitions=2,
         monitor=MonitorSettings(idle_baseline_s=0), between_runs=BetweenRuns(idle_timeout_s=0))
     options = orchestrator.Options(results=tmp_path / "r", display=LineDisplay(print))
-    searched, document, target = tune.run_study(experiment, options, lever_names=["map-output-compression"],
+    searched, document, target = tune.run_study(experiment, options, lever_names=["uber"],
                                                 budget_s=3600, repetitions=2, max_trials=1, out=None, say=print)
-    assert [t.chosen for t in searched.trials] == [{"map-output-compression": "deflate"}]
+    assert [t.chosen for t in searched.trials] == [{"uber": "on"}]
     trial = searched.trials[0]
     runs = {r.run_id: r for r in ResultsStore(tmp_path / "r").runs()}
     sides = {side: [runs[i] for i in ids] for side, ids in trial.runs.items()}
     assert [len(sides["incumbent"]), len(sides["candidate"])] == [2, 2]
     assert all(r.valid for rs in sides.values() for r in rs)
-    assert all(r.configuration["mapred-site"]["mapreduce.map.output.compress"] == "true" for r in sides["candidate"])
-    assert all("mapreduce.map.output.compress" not in r.configuration["mapred-site"] for r in sides["incumbent"])
+    assert all(r.configuration["mapred-site"]["mapreduce.job.ubertask.enable"] == "true" for r in sides["candidate"])
+    assert all("mapreduce.job.ubertask.enable" not in r.configuration["mapred-site"] for r in sides["incumbent"])
     order = [r.parameters["variant"] for r in sorted(runs.values(), key=lambda r: r.started_at) if r.cell]
     assert order == [f"t{trial.number}-{side}" for side in ("incumbent", "candidate") * 2], order
     assert trial.speedup is not None and trial.accepted == (trial.speedup.ci_low > 1.0)
