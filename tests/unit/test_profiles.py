@@ -14,12 +14,7 @@ SEED_BOARDS = ["rpi1b", "rpi2b", "rpi3b", "rpi4b-4gb", "rpi4b", "rpi5b", "rpi5b-
 SEED_MEDIA = ["microsd-evo", "microsd-extreme-pro", "microsd-pro-plus", "ufs-usb3", "nvme-p31-gen2", "nvme-p31-gen3"]
 
 
-@pytest.fixture(autouse=True)
-def fresh_profiles(tmp_path, monkeypatch):
-    monkeypatch.setenv("SBCLAB_HOME", str(tmp_path))
-    profiles.reload()
-    yield
-    profiles.reload()
+pytestmark = pytest.mark.usefixtures("shipped_profiles_only")
 
 
 def test_every_board_and_medium_of_the_seeds_ships():

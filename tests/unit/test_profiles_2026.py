@@ -20,13 +20,7 @@ BOARD_FIGURES = ["cores", "clock_ghz", "ram_gib", "price_usd", "idle_watts", "lo
 MEDIUM_FIGURES = ["capacity_gb", "price_usd"]
 
 
-@pytest.fixture(autouse=True)
-def shipped_profiles_only(tmp_path, monkeypatch):
-    # A reader's own profile files must neither hide nor collide with the shipped ones here.
-    monkeypatch.setenv("SBCLAB_HOME", str(tmp_path))
-    profiles.reload()
-    yield
-    profiles.reload()
+pytestmark = pytest.mark.usefixtures("shipped_profiles_only")
 
 
 def named_in_sources(profile, figure: str) -> bool:

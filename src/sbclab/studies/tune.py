@@ -26,6 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
+import yaml
+
 from .. import __version__
 from ..analysis import stats
 from ..atomic import write_text
@@ -238,8 +240,6 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
               max_trials: int | None, out: Path | None, say: Callable[[str], None]) -> tuple[Search, dict, Path]:
     """The search on the experiment's one cluster, held up for all its trials; the result written to
     `out` (default beside the runs) and to the results directory's tuning/ for the report."""
-    import yaml
-
     workload, engine = experiment.workloads[0], (experiment.engines or ["hadoop"])[0]
     levers = for_engine(engine, lever_names)
     if not levers:
