@@ -133,10 +133,13 @@ class EmulatedTransport(LocalTransport):
         this host's cores as they come: on a 2-core host a calibrated Pi 5 node gets a quarter of a
         core, split into four virtual cores, and Hadoop's five daemons took over a minute to serve;
         nothing is measured before this, and everything after runs on the node's virtual cores."""
-        if any(e.get("label") == "vcpu-balancer" for e in self.state.of_kind("process")):
-            return
+        if any(e.get("label") in ("vcpu-balancer", "page-cache-governor") for e in self.state.of_kind("process")):
+            return  # shaped already (limit_cpu alone may be done again)
         for node in self.spec.nodes:
-            cgroups.NodeCgroup(self.spec.name, node.name).limit_cpu(node.cpu_cores, vcpus=self._board_cores(node))
+            # A one-core board's node is its one core already: a lone thread cannot outrun it, and a
+            # balancer over one core per node would only spend host CPU reading every thread's time.
+            cores = self._board_cores(node)
+            cgroups.NodeCgroup(self.spec.name, node.name).limit_cpu(node.cpu_cores, vcpus=cores if cores > 1 else 0)
         self._start_vcpu_balancer()
         self._start_page_cache_governor()
 
