@@ -42,15 +42,19 @@ def test_two_1gb_boards_run_hadoop_wordcount_within_their_memory(tmp_path):
 def test_one_4gb_worker_holds_the_application_master_and_the_tasks_of_a_job(tmp_path):
     """A 1-worker RPi 4B (4 GB) cluster: upstream's ApplicationMaster (1536 MB) and tasks (1024 MB)
     side by side in its 3072 MB of containers. WordCount's map and reduce containers are TeraSort's
-    size, in one job instead of TeraSort's three (TeraGen, TeraSort, TeraValidate)."""
+    size, in one job instead of TeraSort's three (TeraGen, TeraSort, TeraValidate). Its master is a
+    Pi 5 (8 GB) on NVMe: a cluster of mixed boards, each node shaped and recorded as its own."""
     with module_cluster("ifour", board="rpi4b-4gb", storage="microsd", subnet="10.225.0.0/24", workers=1,
-                        cores=OVERSUBSCRIBED) as up:
+                        cores=OVERSUBSCRIBED, master_board="rpi5b", master_storage="nvme") as up:
         assert sizing.yarn_share(up.spec.worker_nodes[0])[0] == 3072
+        assert up.spec.master.memory_bytes == pytest.approx(2 * up.spec.worker_nodes[0].memory_bytes, abs=2)
         run = measure(up, tmp_path / "results", "wordcount", "hadoop", size_bytes=2 * 10**6)
         mapred = run.configuration["mapred-site"]
         assert mapred.get("yarn.app.mapreduce.am.resource.mb", "1536") == "1536"
         assert mapred.get("mapreduce.map.memory.mb", "1024") == mapred.get("mapreduce.reduce.memory.mb", "1024") == "1024"
         assert run.valid, [c for c in run.validity.checks if not c.passed]
+        assert [(n.board, n.storage) for n in run.cluster.nodes] == [("rpi5b", "nvme-p31-gen3"),
+                                                                      ("rpi4b-4gb", "microsd-pro-plus")]
         no_oom_kills(up)
 
 

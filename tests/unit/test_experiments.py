@@ -60,10 +60,16 @@ def test_defaults_are_the_seeds():
     ({"workloads": ["pi"], "parameters": {"pi": {"maps": 0}}}, "Pi's maps 0"),
     ({"workloads": ["pi"], "parameters": {"pi": {"samples_per_map": True}}}, "Pi's samples_per_map True"),
     ({"workloads": ["pi"], "parameters": {"pi": {"samples_per_map": "many"}}}, "Pi's samples_per_map 'many'"),
+    ({"workloads": ["pi"], "cluster": {"master_board": "rpi5b"}, "layouts": ["master-is-worker"]}, "master of its own"),
 ])
 def test_bad_experiments_are_refused_naming_the_field(raw, message):
     with pytest.raises(SbclabError, match=message):
         model.parse(raw, "x.yaml")
+
+
+def test_a_master_board_of_its_own_is_kept_for_a_separate_master():
+    e = model.parse({"workloads": ["pi"], "cluster": {"board": "rock5b", "master_board": "rpi5b"}})
+    assert e.cluster.master_board == "rpi5b" and e.layouts == ["separate-master"]
 
 
 def test_storage_need_counts_intermediate_data():

@@ -84,6 +84,22 @@ def test_yarn_never_overcommits_the_board():
     assert sizing.yarn_share(s.master) == (0, 0)
 
 
+def test_a_master_of_another_board_is_shaped_to_its_own_profile_beside_the_workers():
+    """A Pi 5 master beside RK3588 workers: each node has its own board's cores, memory and medium, all
+    on the one factor the host can give the whole mix."""
+    s = build(board="rock5b", storage="nvme-p31-gen3", master_board="rpi5b", master_storage="microsd")
+    assert (s.master.board, s.master.storage) == ("rpi5b", "microsd-pro-plus")
+    assert {(w.board, w.storage) for w in s.worker_nodes} == {("rock5b", "nvme-p31-gen3")} and s.board == "rock5b"
+    # 4 Pi 5 cores and 2 x 8 RK3588 cores on a 2-core host, uncalibrated: one board core, one host core.
+    assert s.scale.factor == pytest.approx(2 / 20, rel=1e-3)
+    assert s.master.cpu_cores == pytest.approx(4 * s.scale.factor, rel=1e-3)
+    assert s.worker_nodes[0].cpu_cores == pytest.approx(8 * s.scale.factor, rel=1e-3)
+    assert s.worker_nodes[0].memory_bytes == pytest.approx(2 * s.master.memory_bytes, abs=2)  # 16 GB beside 8 GB
+    assert "master rpi5b" in s.scale.note
+    same = build(board="rock5b", storage="nvme-p31-gen3", master_board="rock5b")
+    assert len({(n.board, n.storage) for n in same.nodes}) == 1, "the workers' medium unless another is given"
+
+
 @pytest.mark.parametrize("kw, words", [
     (dict(preset="fast"), "stock"),
     (dict(memory_bytes=4 * GiB), "host with at least"),
@@ -153,7 +169,8 @@ def test_a_desktop_master_is_shaped_to_its_own_profile_beside_board_workers():
 
 @pytest.mark.parametrize("kw, words", [
     (dict(layout="side-by-side"), "Choose one of: separate-master"),
-    (dict(master_board="desktop-i5-9600k"), "desktop-master layout"),
+    (dict(layout="master-is-worker", master_board="rpi5b"), "master of its own"),
+    (dict(master_storage="floppy"), "storage"),
     (dict(layout="desktop-master", master_board="nope"), "Unknown board profile"),
 ])
 def test_bad_layouts_are_refused_with_advice(kw, words):

@@ -44,7 +44,8 @@ def cluster_up(shape: Shape, boards: Boards):
                              preset=shape.preset, backend=plan.backend_for(shape.backend, say), subnet=shape.subnet,
                              disk_size=shape.disk_size, scale_factor=shape.scale_factor, knobs=boards.knobs(),
                              spark_manager=shape.spark_manager, layout=shape.layout,
-                             master_board=shape.master_board, stack=shape.stack, say=say)
+                             master_board=shape.master_board, master_storage=shape.master_storage,
+                             stack=shape.stack, say=say)
     result = lifecycle.up(spec, timeout_s=shape.timeout, progress=say, boards=access, dist_dir=boards.dist_dir)
     cluster_status(lifecycle.status(result))
     say(f"cluster '{shape.name}' is up in {result.stack.record.bring_up_s:.1f} s; take it down with "

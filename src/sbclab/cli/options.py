@@ -106,12 +106,14 @@ class Shape:
     spark_manager: str
     layout: str
     master_board: str | None
+    master_storage: str | None
     stack: str
 
     def settings(self, knobs: tuple[str, ...] = ()) -> ClusterSettings:
         return ClusterSettings(name=self.name, board=self.board, backend=self.backend, subnet=self.subnet,
                                disk_size=self.disk_size, scale=self.scale_factor, timeout_s=self.timeout,
-                               knobs=list(knobs), spark_manager=self.spark_manager, master_board=self.master_board)
+                               knobs=list(knobs), spark_manager=self.spark_manager, master_board=self.master_board,
+                               master_storage=self.master_storage)
 
 
 shape_options = bundle(Shape, [
@@ -141,7 +143,11 @@ shape_options = bundle(Shape, [
                  help="Where the master's daemons run: a board of their own, the first worker (the master counts as "
                       "one of --workers), or a desktop (--master-profile) beside the board workers."),
     click.option("--master-profile", "master_board", default=None,
-                 help=f"The desktop-master layout's master (default {cluster_spec.DESKTOP_MASTER})."),
+                 help="The master's board where it is not the workers' (a Pi 5 master beside RK3588 workers, say; "
+                      f"the desktop-master layout's default is {cluster_spec.DESKTOP_MASTER})."),
+    click.option("--master-storage", default=None,
+                 help="The master's medium where it is not the workers' (the desktop-master layout's default is "
+                      f"{cluster_spec.DESKTOP_MASTER_STORAGE})."),
     click.option("--stack", default=stack_versions.DEFAULT, show_default=True,
                  help="Named Hadoop and Spark versions (see 'sbclab stack list')."),
 ], "shape")

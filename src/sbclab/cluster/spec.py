@@ -192,21 +192,24 @@ DESKTOP_MASTER_STORAGE = "nvme-p31-gen3"
 
 def _node_kinds(layout: str, workers: int, board: str, storage: str, master_board: str | None,
                 master_storage: str | None) -> list[tuple["profiles.Board", "profiles.Storage"]]:
-    """(board, medium) of each node, the master first: a master of its own, one that is also the
-    first worker, or a desktop master beside `workers` boards."""
+    """(board, medium) of each node, the master first: a master of its own (of the workers' board and
+    medium unless given others: a Pi 5 master beside RK3588 workers, say), one that is also the first
+    worker, or a desktop master beside `workers` boards."""
     if layout not in LAYOUTS:
         raise SbclabError(f"Unknown cluster layout '{layout}'.", f"Choose one of: {', '.join(LAYOUTS)}.")
-    if (master_board or master_storage) and layout != "desktop-master":
-        raise SbclabError(f"A master board or medium of its own is for the desktop-master layout, not {layout}.",
-                          "Give layout desktop-master, or leave the master's board and medium out.")
+    if (master_board or master_storage) and layout == "master-is-worker":
+        raise SbclabError("A master board or medium of its own needs a master of its own, not the master-is-worker "
+                          "layout.", "Give layout separate-master or desktop-master, or leave the master's board and "
+                          "medium out.")
     worker = profiles.check_pair(board, profiles.resolve_storage(storage))
     if layout == "master-is-worker":
         return [worker] * workers
     if layout == "desktop-master":
         master = profiles.check_pair(master_board or DESKTOP_MASTER,
                                      profiles.resolve_storage(master_storage or DESKTOP_MASTER_STORAGE))
-        return [master] + [worker] * workers
-    return [worker] * (workers + 1)
+    else:
+        master = profiles.check_pair(master_board or board, profiles.resolve_storage(master_storage or storage))
+    return [master] + [worker] * workers
 
 
 def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str = "rpi5b",
@@ -247,8 +250,9 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
             limits["network"] = calibration.veth_mbps / sum(k.nic_mbps for k, _ in kinds)
     limited_by = min(limits, key=limits.get)
     factor = min(1.0, limits[limited_by])
-    shape = f"{len(kinds)} nodes of {board}/{storage}" + (f" and a {kinds[0][0].name} master"
-                                                          if layout == "desktop-master" else "")
+    mixed = kinds[0] != kinds[-1]
+    shape = f"{len(kinds)} nodes of {board}/{storage}" + (f" and a {kinds[0][0].name}/{kinds[0][1].name} master"
+                                                          if mixed else "")
     if scale_factor is not None:
         # A fixed factor lets clusters of different boards be compared on one scale.
         if not 0 < scale_factor <= factor:
@@ -265,7 +269,7 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
                           f"{shape} (at most {memory_fits:.4g}).", "Give fewer workers.")
     memory_factor = memory_factor if memory_factor is not None else memory_fits
     notes = [speed_note] if speed_note else []
-    if layout == "desktop-master":
+    if mixed and kinds[0][0].name != b.name:
         master_kind = kinds[0][0]
         notes.append(f"master {master_kind.name}: {speeds[master_kind.name][1]}")
     for k, m in {(k.name, m.name): (k, m) for k, m in kinds}.values():

@@ -70,9 +70,10 @@ class ClusterSettings(BaseModel):
     knobs: list[str] = Field(default_factory=list, description="cluster knobs (crc-off, fstrim)")
     spark_manager: Literal["yarn", "standalone"] = Field(
         "yarn", description="what runs Spark's executors: YARN, or Spark's standalone master and workers (no YARN)")
-    master_board: str | None = Field(None, description=f"the desktop-master layout's master (default {DESKTOP_MASTER})")
-    master_storage: str | None = Field(None, description="the desktop-master layout's medium "
-                                       f"(default {DESKTOP_MASTER_STORAGE})")
+    master_board: str | None = Field(None, description="the master's board where it is not the workers' (default: "
+                                     f"the workers'; in the desktop-master layout {DESKTOP_MASTER})")
+    master_storage: str | None = Field(None, description="the master's medium where it is not the workers' (default: "
+                                       f"the workers'; in the desktop-master layout {DESKTOP_MASTER_STORAGE})")
     settings: dict[Literal[SETTINGS_FILES], dict[str, str]] = Field(
         default_factory=dict, description="stack properties set over the preset, by file: {hdfs-site: {dfs.blocksize: ...}}")
     expose_web_uis: bool = Field(False, description="boards: the web UIs and REST APIs on each board's own address "
@@ -230,9 +231,9 @@ class Experiment(BaseModel):
                     self.stacks)):
             raise ValueError("workloads, workers, sizes, storage, presets, layouts, runtimes and stacks each need at "
                              "least one entry")
-        if (self.cluster.master_board or self.cluster.master_storage) and "desktop-master" not in self.layouts:
-            raise ValueError("cluster.master_board and master_storage are for the desktop-master layout; "
-                             "add it to layouts or leave them out")
+        if (self.cluster.master_board or self.cluster.master_storage) and set(self.layouts) == {"master-is-worker"}:
+            raise ValueError("cluster.master_board and master_storage need a master of its own; add separate-master "
+                             "or desktop-master to layouts or leave them out")
         if self.engines is not None and not self.engines:
             raise ValueError("engines needs at least one entry, or none at all for each workload's own")
         for name in self.workloads:

@@ -79,8 +79,8 @@ def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, 
     built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
                                workers=workers, subnet=subnet, disk_bytes=disk_size or cluster_spec.DEFAULT_DISK_BYTES,
                                calibration=host, scale_factor=scale_factor, memory_factor=memory_factor,
-                               layout=layout, master_board=master_board if layout == "desktop-master" else None,
-                               master_storage=master_storage if layout == "desktop-master" else None)
+                               layout=layout, master_board=master_board if layout != "master-is-worker" else None,
+                               master_storage=master_storage if layout != "master-is-worker" else None)
     return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
                                     "spark_manager": spark_manager, "runtime": runtime, "stack": stack,
                                     "data_scale": data_scale})
