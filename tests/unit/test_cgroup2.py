@@ -23,7 +23,7 @@ def test_a_node_is_a_threaded_subtree_with_one_group_per_board_core(unified):
     node = unified / "sbclab" / "lab" / "worker1"
     assert (node / "memory.max").read_text() == str(2**30)
     assert "+memory" in (unified / "sbclab" / "lab" / "cgroup.subtree_control").read_text()
-    group.limit_cpu(1.2, vcpus=4)
+    group.limit_cpu(1.2, [1.0] * 4)
     assert (node / "cpu.max").read_text() == "120000 100000"
     assert (node / "cgroup.subtree_control").read_text() == "+cpu"
     cores = group.vcpu_dirs()
@@ -33,10 +33,29 @@ def test_a_node_is_a_threaded_subtree_with_one_group_per_board_core(unified):
     assert group.smallest_share() == pytest.approx(0.3)
 
 
+def test_cores_of_two_kinds_get_quotas_in_proportion_to_their_speeds(unified):
+    """A big.LITTLE board: two fast virtual cores and two at 0.3 of their speed share the node's quota."""
+    group = cgroups.NodeCgroup("lab", "worker1")
+    group.create(2**30)
+    group.limit_cpu(1.3, [1.0, 1.0, 0.3, 0.3])
+    node = unified / "sbclab" / "lab" / "worker1"
+    assert (node / "cpu.max").read_text() == "130000 100000"
+    assert [(c / "cpu.max").read_text() for c in group.vcpu_dirs()] == \
+        ["50000 100000", "50000 100000", "15000 100000", "15000 100000"]
+    assert group.smallest_share() == pytest.approx(0.15)
+
+
+def test_a_one_core_node_is_limited_by_its_own_group_alone(unified):
+    group = cgroups.NodeCgroup("lab", "worker1")
+    group.create(2**30)
+    group.limit_cpu(0.4)
+    assert group.vcpu_dirs() == [] and group.smallest_share() == pytest.approx(0.4)
+
+
 def test_cpu_periods_move_with_their_shares_and_come_back(unified):
     group = cgroups.NodeCgroup("lab", "worker1")
     group.create(2**30)
-    group.limit_cpu(0.004, vcpus=1)  # a Pi 1 B's share: under 1 ms per 100 ms, a longer period
+    group.limit_cpu(0.004, [1.0])  # a Pi 1 B's share: under 1 ms per 100 ms, a longer period
     saved = group.cpu_limits()
     quota, period = saved[group.cpu_dir()]
     assert period > cgroups.CFS_PERIOD_US and quota >= cgroups.MIN_QUOTA_US
@@ -81,7 +100,7 @@ def test_the_balancer_places_threads_through_cgroup_threads(tmp_path):
 def test_a_process_joins_a_threaded_core_of_its_node_not_the_domain(unified):
     group = cgroups.NodeCgroup("lab", "worker1")
     group.create(2**30)
-    group.limit_cpu(1.2, vcpus=2)
+    group.limit_cpu(1.2, [1.0] * 2)
     node = unified / "sbclab" / "lab" / "worker1"
     (node / "vcpu0" / "cgroup.threads").write_text("11\n12\n")
     (node / "vcpu1" / "cgroup.threads").write_text("13\n")

@@ -1,6 +1,6 @@
 """The boards and medium of 2026: no seed measured them, so every figure must name the public
-measurement it comes from or say how it was worked out, and a board the emulator can only shape
-approximately (two core classes) must say how far off it is."""
+measurement it comes from or say how it was worked out, and a board of two core classes is shaped
+as two kinds of virtual cores whose sum is its all-core figure."""
 
 import re
 from datetime import datetime, timezone
@@ -10,6 +10,7 @@ import pytest
 from sbclab import profiles
 from sbclab.cluster import spec
 from sbclab.cluster.calibration import DiskFigures, HostCalibration
+from sbclab.profiles.model import Board
 
 BOARDS_2026 = ["rpi5b-16gb", "cm5-8gb", "cm5-16gb", "pi500plus", "rock5b"]
 MEDIA_2026 = ["nvme-rpi-ssd-256"]
@@ -88,22 +89,31 @@ def test_the_8_gb_compute_module_has_8_gib():
     assert profiles.board("cm5-8gb").ram_gib == 8
 
 
-def test_the_rk3588_board_has_eight_cores_of_two_classes_said_in_its_derivation():
+def test_the_rk3588_board_has_eight_cores_of_two_classes_whose_sum_is_its_all_core_figure():
     board = profiles.board("rock5b")
     assert board.cores == 8 and board.nic_mbps == 2500
+    assert [(c.name, c.cores) for c in board.core_classes] == [("Cortex-A76", 4), ("Cortex-A55", 4)]
     derived = board.derivation("sysbench")
     text = derived.source + " " + derived.uncertainty
-    assert "Cortex-A76" in text and "Cortex-A55" in text
-    # The emulator shapes 8 cores at the 1-thread speed: the derivation states by how much that
-    # over-states the all-core figure, and the fair average per core.
+    assert "Cortex-A76" in text and "Cortex-A55" in text and "7,407.8" in text
     by_threads = board.sysbench.by_threads
-    overstated = 8 * by_threads[1] / by_threads[8]
-    assert 1.2 < overstated < 1.7
-    assert f"{round(100 * (overstated - 1))} %" in derived.uncertainty
-    assert f"{by_threads[8] / 8:,.0f}" in derived.uncertainty
+    # A little core's speed is the derivation's A55 figure over the big core's 1-thread figure, and
+    # the node's cores together do what the board does on all eight.
+    assert board.core_classes[1].speed == pytest.approx(7407.8 / by_threads[1], rel=1e-4)
+    assert board.core_capacity * by_threads[1] == pytest.approx(by_threads[8], rel=0.01)
     # Up to four threads run on the big cores alone: each adds a whole A76.
     assert by_threads[4] == pytest.approx(4 * by_threads[1], rel=0.01)
     assert by_threads[16] == by_threads[8] > by_threads[4]
+
+
+@pytest.mark.parametrize("classes, words", [
+    ([{"name": "A76", "cores": 4, "speed": 1}], "hold 4 cores, not the board's 8"),
+    ([{"name": "A55", "cores": 4, "speed": 0.3}, {"name": "A76", "cores": 4, "speed": 1}], "fastest first"),
+])
+def test_core_classes_that_do_not_add_up_are_refused(classes, words):
+    raw = profiles.board("rock5b").model_dump(exclude={"name"})
+    with pytest.raises(ValueError, match=words):
+        Board.model_validate({**raw, "core_classes": classes})
 
 
 def test_the_rk3588_flops_per_cycle_spread_both_core_classes_over_eight_cores():

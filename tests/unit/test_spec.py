@@ -90,10 +90,12 @@ def test_a_master_of_another_board_is_shaped_to_its_own_profile_beside_the_worke
     s = build(board="rock5b", storage="nvme-p31-gen3", master_board="rpi5b", master_storage="microsd")
     assert (s.master.board, s.master.storage) == ("rpi5b", "microsd-pro-plus")
     assert {(w.board, w.storage) for w in s.worker_nodes} == {("rock5b", "nvme-p31-gen3")} and s.board == "rock5b"
-    # 4 Pi 5 cores and 2 x 8 RK3588 cores on a 2-core host, uncalibrated: one board core, one host core.
-    assert s.scale.factor == pytest.approx(2 / 20, rel=1e-3)
+    # 4 Pi 5 cores and 2 RK3588s of 4 big and 4 little cores (5.23 big ones' worth) on a 2-core host,
+    # uncalibrated: one big board core, one host core.
+    rk3588 = 4 + 4 * 0.30656
+    assert s.scale.factor == pytest.approx(2 / (4 + 2 * rk3588), rel=1e-3)
     assert s.master.cpu_cores == pytest.approx(4 * s.scale.factor, rel=1e-3)
-    assert s.worker_nodes[0].cpu_cores == pytest.approx(8 * s.scale.factor, rel=1e-3)
+    assert s.worker_nodes[0].cpu_cores == pytest.approx(rk3588 * s.scale.factor, rel=1e-3)
     assert s.worker_nodes[0].memory_bytes == pytest.approx(2 * s.master.memory_bytes, abs=2)  # 16 GB beside 8 GB
     assert "master rpi5b" in s.scale.note
     same = build(board="rock5b", storage="nvme-p31-gen3", master_board="rock5b")

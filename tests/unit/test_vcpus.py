@@ -76,6 +76,49 @@ def test_idle_threads_stay_where_they_are(node, fake_kernel):
     assert placement(node)[0] == [1, 2]
 
 
+def _big_little(node):
+    """vcpu0-1 big cores of half a host core each, vcpu2-3 little ones of 0.15 (cgroup v1 files)."""
+    for i, quota in enumerate((50_000, 50_000, 15_000, 15_000)):
+        (node / f"vcpu{i}" / "cpu.cfs_quota_us").write_text(str(quota))
+        (node / f"vcpu{i}" / "cpu.cfs_period_us").write_text("100000")
+
+
+def test_on_cores_of_two_kinds_each_busy_thread_gets_a_core_the_busiest_a_big_one(node, fake_kernel):
+    _big_little(node)
+    (node / "vcpu3" / "tasks").write_text("10\n11\n12\n13\n")
+    balancer = vcpus.NodeBalancer(node)
+    fake_kernel.update({10: 0, 11: 0, 12: 0, 13: 0})
+    balancer.tick()
+    fake_kernel.update({10: 90, 11: 80, 12: 20, 13: 10})
+    balancer.tick()
+    # Sharing a big core would give two threads more than the little cores do, but a scheduler
+    # leaves no core idle while threads wait: 8 threads on the RK3588's 8 cores is its all-core figure.
+    big, little = placement(node)[:2], placement(node)[2:]
+    assert big == [[10], [11]] and sorted(little) == [[12], [13]]
+
+
+def test_a_lone_busy_thread_on_a_little_core_moves_to_a_big_one(node, fake_kernel):
+    _big_little(node)
+    (node / "vcpu2" / "tasks").write_text("7\n")
+    (node / "vcpu0" / "tasks").write_text("8\n")
+    balancer = vcpus.NodeBalancer(node)
+    fake_kernel.update({7: 0, 8: 0})
+    balancer.tick()
+    fake_kernel.update({7: 100, 8: 0})
+    balancer.tick()
+    assert 7 in placement(node)[0] + placement(node)[1]
+
+
+def test_a_new_thread_goes_to_an_idle_big_core(node, fake_kernel):
+    _big_little(node)
+    balancer = vcpus.NodeBalancer(node)
+    balancer.tick()
+    (node / "tasks").write_text("30\n")
+    fake_kernel.update({30: 0})
+    balancer.place_newcomers()
+    assert 30 in placement(node)[0] + placement(node)[1]
+
+
 def test_the_balancer_stops_when_the_node_is_gone(tmp_path):
     assert vcpus.NodeBalancer(tmp_path / "gone").tick() is False
 

@@ -205,34 +205,36 @@ class NodeCgroup:
         """A watch of the most memory the node uses from when it is started (MemoryPeak.start)."""
         return MemoryPeak(self.memory_dir(), self.version)
 
-    def limit_cpu(self, cpu_cores: float, vcpus: int = 0) -> None:
-        """Limit the node to cpu_cores host cores; with vcpus, also split them into that many per-core
-        groups of cpu_cores / vcpus each. On v2 those are threaded groups: the node becomes the domain
-        of a threaded subtree whose cpu controller limits each thread by the core it is placed on
-        (memory and io, domain controllers, stay on the node)."""
-        period = node_period_us(cpu_cores / max(1, vcpus))
+    def limit_cpu(self, cpu_cores: float, core_speeds: list[float] | tuple[float, ...] = ()) -> None:
+        """Limit the node to cpu_cores host cores; with core_speeds, also split them into one per-core
+        group (virtual core) per entry, each its speed's share of cpu_cores (cores of two kinds on a
+        big.LITTLE board, alike otherwise). On v2 those are threaded groups: the node becomes the
+        domain of a threaded subtree whose cpu controller limits each thread by the core it is placed
+        on (memory and io, domain controllers, stay on the node)."""
+        shares = [cpu_cores * speed / sum(core_speeds) for speed in core_speeds]
+        period = node_period_us(min(shares, default=cpu_cores))
         quota = max(MIN_QUOTA_US, int(cpu_cores * period))
-        per_core = max(MIN_QUOTA_US, int(cpu_cores / max(1, vcpus) * period))
+        per_core = [max(MIN_QUOTA_US, int(share * period)) for share in shares]
         if self.version == 2:
             node = ROOT / self.relative
             _set_quota(node, quota, period)
-            for i in range(vcpus):
+            for i in range(len(shares)):
                 d = node / f"vcpu{i}"
                 d.mkdir(exist_ok=True)
                 _write(d / "cgroup.type", "threaded")
-            if vcpus:
+            if shares:
                 _write(node / "cgroup.subtree_control", "+cpu")
-            for i in range(vcpus):
-                _set_quota(node / f"vcpu{i}", per_core, period)
+            for i, core_quota in enumerate(per_core):
+                _set_quota(node / f"vcpu{i}", core_quota, period)
         else:
             cpu = ROOT / "cpu" / self.relative
             _write(cpu / "cpu.cfs_period_us", str(period))
             _write(cpu / "cpu.cfs_quota_us", str(quota))
-            for i in range(vcpus):
+            for i, core_quota in enumerate(per_core):
                 d = cpu / f"vcpu{i}"
                 d.mkdir(exist_ok=True)
                 _write(d / "cpu.cfs_period_us", str(period))
-                _write(d / "cpu.cfs_quota_us", str(per_core))
+                _write(d / "cpu.cfs_quota_us", str(core_quota))
 
     def smallest_share(self) -> float:
         """Host cores of the node's smallest CPU group (a virtual core, or the node itself)."""

@@ -138,8 +138,8 @@ class EmulatedTransport(LocalTransport):
         for node in self.spec.nodes:
             # A one-core board's node is its one core already: a lone thread cannot outrun it, and a
             # balancer over one core per node would only spend host CPU reading every thread's time.
-            cores = self._board_cores(node)
-            cgroups.NodeCgroup(self.spec.name, node.name).limit_cpu(node.cpu_cores, vcpus=cores if cores > 1 else 0)
+            speeds = profiles.board(node.board).core_speeds
+            cgroups.NodeCgroup(self.spec.name, node.name).limit_cpu(node.cpu_cores, speeds if len(speeds) > 1 else ())
         self._start_vcpu_balancer()
         self._start_page_cache_governor()
 

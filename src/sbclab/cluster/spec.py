@@ -239,7 +239,7 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
 
     have_cores = cores or host_cores()
     have_memory = memory_bytes or host_memory_bytes()
-    limits = {"cpu": have_cores / sum(k.cores * speeds[k.name][0] for k, _ in kinds)}
+    limits = {"cpu": have_cores / sum(k.core_capacity * speeds[k.name][0] for k, _ in kinds)}
     if calibration is not None:
         disk = calibration.disk
         limits["disk write"] = disk.seq_write_mb_s / sum(f.seq_write for f in figures)
@@ -297,7 +297,7 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
             name="master" if i == 0 else f"worker{i}",
             role="master" if i == 0 else "worker", runs_tasks=i > 0 or layout == "master-is-worker",
             address=address, board=k.name, storage=m.name,
-            cpu_cores=round(k.cores * speeds[k.name][0] * factor, 4),
+            cpu_cores=round(k.core_capacity * speeds[k.name][0] * factor, 4),
             memory_bytes=int(memory * memory_factor),
             disk_bytes=disk_bytes,
             disk_read_bytes_s=medium.seq_read * 1e6 * factor,

@@ -77,15 +77,22 @@ class NodeBalancer:
         self.cores: list[Path] = []  # as the last tick found them: they change only with the cluster
         self.usage_path = usage_file(node_group)
         self.smallest_share: float | None = None
+        # Each core's speed as its quota (host cores): alike on most boards, two kinds on big.LITTLE ones.
+        self.capacity: list[float] = []
         self.usage: tuple[float, int] | None = None  # (when, the node's CPU ns) at the last tick
         self.stale = False  # ticks were skipped: the threads' times in `last` span more than a tick
+
+    def _read_capacity(self, cores: list[Path]) -> None:
+        shares = [share_of(core) for core in cores]
+        known = [s for s in shares if s is not None]
+        self.smallest_share = min(known) if known else None
+        self.capacity = [s if s is not None else max(known, default=1.0) for s in shares]
 
     def _quiet(self, cores: list[Path]) -> bool:
         now, used = time.monotonic(), usage_ns(self.usage_path)
         before, self.usage = self.usage, (now, used) if used is not None else None
         if cores != self.cores or self.smallest_share is None:
-            shares = [s for s in map(share_of, cores) if s is not None]
-            self.smallest_share = min(shares) if shares else None
+            self._read_capacity(cores)
         if before is None or used is None or self.smallest_share is None:
             return False
         return used - before[1] < QUIET_SHARE * self.smallest_share * (now - before[0]) * 1e9
@@ -95,7 +102,10 @@ class NodeBalancer:
         if not found:
             return self.node_group.exists()
         quiet = self.ticked and self._quiet(found)
+        if found != self.cores or len(self.capacity) != len(found):
+            self._read_capacity(found)
         cores = self.cores = found
+        capacity = self.capacity
         if quiet:
             self.stale = True
             self.place_newcomers()
@@ -116,10 +126,17 @@ class NodeBalancer:
         arriving = [tid for tid in placement if tid not in self.last] if self.ticked else []
         self.last, self.ticked = now, True
         load = [0] * len(cores)
-        # Busiest first, each to the least loaded core; staying put wins ties, so nothing churns.
-        for tid in sorted(busy, key=busy.get, reverse=True):
+        # Busiest first: the first one to a core each, the busiest to the fastest (a scheduler idles no
+        # core while threads wait, and moves heavy threads to big cores), then each to the core where
+        # it would finish first. Staying put wins ties, so nothing churns. On cores alike this is
+        # longest-processing-time-first by load.
+        for rank, tid in enumerate(sorted(busy, key=busy.get, reverse=True)):
             current = placement.get(tid)
-            best = min(range(len(cores)), key=lambda i: (load[i], i != current))
+            if rank < len(cores):
+                best = min((i for i in range(len(cores)) if load[i] == 0),
+                           key=lambda i: (-capacity[i], i != current))
+            else:
+                best = min(range(len(cores)), key=lambda i: ((load[i] + busy[tid]) / capacity[i], i != current))
             load[best] += busy[tid]
             if best != current:
                 _move(tid, cores[best])
@@ -150,10 +167,13 @@ class NodeBalancer:
         counts = [0] * len(cores)
         for tid, i in placement.items():
             counts[i] += tid not in newcomers
+        capacity = self.capacity if len(self.capacity) == len(cores) else [1.0] * len(cores)
         for tid in newcomers:
-            # Staying put wins ties here too: each move lets a thread spend a second core's quota in
-            # the period it moves in.
-            best = min(range(len(cores)), key=lambda i: (self.load[i], counts[i], i != placement.get(tid)))
+            # Where it would finish first, as if as busy as the busiest: the fastest idle core. Staying
+            # put wins ties here too: each move lets a thread spend a second core's quota in the period
+            # it moves in.
+            best = min(range(len(cores)), key=lambda i: ((self.load[i] + self.presumed) / capacity[i], counts[i],
+                                                         i != placement.get(tid)))
             if placement.get(tid) != best:
                 _move(tid, cores[best])
             self.load[best] += self.presumed

@@ -99,6 +99,15 @@ class Sysbench(_Profile):
         return SYSBENCH_04_REQUESTS / value
 
 
+class CoreClass(_Profile):
+    """Cores of one kind on a board of two or more (big.LITTLE): how many, and the speed of each
+    relative to the fastest kind's, whose single-thread figure the sysbench profile holds."""
+
+    name: str = Field(min_length=1)
+    cores: int = Field(gt=0)
+    speed: float = Field(gt=0, le=1)
+
+
 class Board(_Profile):
     name: str = ""
     description: str
@@ -122,6 +131,8 @@ class Board(_Profile):
     # A board whose storage figures this one shares (an overclocked Pi 5 has the Pi 5's I/O).
     io_like: str | None = None
     sysbench: Sysbench | None = None
+    # Boards whose cores are not all alike, fastest kind first; none: `cores` cores of one kind.
+    core_classes: list[CoreClass] = []
     sources: dict[str, str] = {}
     # Figures no seed prints, by field: how each was worked out and how far off it could be.
     derived: dict[str, Derived] = {}
@@ -131,7 +142,27 @@ class Board(_Profile):
         if self.load_watts and self.idle_watts and self.load_watts < self.idle_watts:
             raise ValueError(f"load_watts ({self.load_watts}) is below idle_watts ({self.idle_watts})")
         _check_derived(self)
+        if self.core_classes:
+            if sum(c.cores for c in self.core_classes) != self.cores:
+                raise ValueError(f"core_classes hold {sum(c.cores for c in self.core_classes)} cores, not the "
+                                 f"board's {self.cores}")
+            if [c.speed for c in self.core_classes] != sorted((c.speed for c in self.core_classes), reverse=True) \
+                    or self.core_classes[0].speed != 1:
+                raise ValueError("core_classes go fastest first, the first of speed 1 (its single-thread figure is the "
+                                 "sysbench profile's)")
         return self
+
+    @property
+    def core_speeds(self) -> list[float]:
+        """Each core's speed relative to the fastest core's, fastest first."""
+        if not self.core_classes:
+            return [1.0] * self.cores
+        return [c.speed for c in self.core_classes for _ in range(c.cores)]
+
+    @property
+    def core_capacity(self) -> float:
+        """The board's cores in fastest-core equivalents: what all of them do at once."""
+        return sum(self.core_speeds)
 
     def sysbench_events(self, threads: int) -> float | None:
         return self.sysbench.events_per_s(threads) if self.sysbench else None
