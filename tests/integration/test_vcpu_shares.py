@@ -72,3 +72,24 @@ def test_one_busy_thread_gets_one_cores_share_alone_and_each_of_n_gets_one():
 
     ratios = {"alone": [round(s / share, 3) for s in alone], "together": [round(s / share, 3) for s in together]}
     assert all(LOW <= r <= HIGH for r in ratios["alone"] + ratios["together"]), (share, ratios)
+
+
+def test_on_a_big_little_board_one_thread_runs_on_a_big_core_and_eight_on_all_eight():
+    """The ROCK 5B's four Cortex-A76 and four Cortex-A55 virtual cores: one busy thread gets a big core's
+    quota, eight get one core each, four big and four little (its profile's all-core figure)."""
+    assert leaked() == NOTHING
+    board = profiles.board("rock5b")
+    shaped = spec.build(name="vbiglit", backend="emulated", board=board.name, storage="nvme", workers=1,
+                        subnet="10.239.0.0/24", disk_bytes=2**30, calibration=calibration.current())
+    node = shaped.worker_nodes[0]
+    with nodes.bare(shaped) as transport:
+        quotas = sorted((cgroups.share_of(core) for core in cgroups.NodeCgroup(shaped.name, node.name).vcpu_dirs()),
+                        reverse=True)
+        alone = busy_shares(transport, node, 1)
+        together = sorted(busy_shares(transport, node, board.cores), reverse=True)
+    assert leaked() == NOTHING
+
+    assert quotas[3] / quotas[4] == pytest.approx(1 / board.core_classes[1].speed, rel=0.02)
+    ratios = {"alone": round(alone[0] / quotas[0], 3),
+              "together": [round(s / q, 3) for s, q in zip(together, quotas)]}
+    assert all(LOW <= r <= HIGH for r in [ratios["alone"], *ratios["together"]]), (quotas, ratios)
