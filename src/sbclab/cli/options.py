@@ -162,6 +162,7 @@ class Monitoring:
     idle_baseline: float | None
     power_file: Path | None
     prometheus: str | None
+    busy_max: float | None
 
     def settings(self, base: dict | None = None) -> MonitorSettings:
         raw = dict(base or {})
@@ -173,6 +174,10 @@ class Monitoring:
             raw["enabled"] = False
         if self.idle_baseline is not None:
             raw["idle_baseline_s"] = self.idle_baseline
+        if self.busy_max == 0:
+            raw["busy_window_s"] = 0
+        elif self.busy_max is not None:
+            raw["busy_max_pct"] = self.busy_max
         if self.power_file:
             try:
                 given = yaml.safe_load(utf8.read(self.power_file))
@@ -205,6 +210,9 @@ monitor_options = bundle(Monitoring, [
     click.option("--prometheus", metavar="HOST:PORT", default=None,
                  help="Serve the run in progress as Prometheus metrics there (e.g. 127.0.0.1:9464; "
                       "examples/grafana has a dashboard)."),
+    click.option("--busy-max", type=FiniteRange(0, 100), default=None, metavar="PCT",
+                 help="Flag a run too busy to benchmark when a machine used more than PCT % of its CPU outside the "
+                      "cluster before it (default 10; 0 skips the check, e.g. beside other work on purpose)."),
 ], "monitoring")
 
 

@@ -345,6 +345,9 @@ class Runner:
             notes=[*notes, *attempt.notes], recording=recorded.raw, input_bytes=data.get("bytes"), cell=cell,
             history=history, trimmed=trimmed, jobs_before=jobs_before, liveness=alive, faults=nemesis.runs,
             fault_effects=fault_effects, configuration=configuration)
+        for flag in run.measurements.flags if run.measurements else []:
+            if flag.kind == "too_busy":
+                self.say(f"{flag.detail}: the run is flagged")
         self.stored.append(run)
         return run
 
@@ -378,7 +381,7 @@ class Runner:
             return
         # Bare nodes (node benchmarks) have no DataNodes to ask.
         counters = stack.datanode_counters if self.cluster.state.phase == "up" else None
-        recorder = Recorder(self.cluster.transport, run_id, self.monitor, datanode_counters=counters)
+        recorder = Recorder(self.cluster.transport, run_id, self.monitor, datanode_counters=counters, diagnose=True)
         recorder.start()
         recorded.active = True
         try:

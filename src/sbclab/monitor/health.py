@@ -9,6 +9,7 @@ A run is flagged when, within its window, any node
   cgroup accounts no swap, and the flag then says it was the host),
 - had a process killed by the kernel for want of memory (memory.py counts them), or
 - disappeared: its sampler stopped answering (a gap) or ended before the run did.
+A run is flagged too when a machine was too busy outside the cluster before it (diagnostics.py).
 Each flag names the node, what happened and when.
 """
 

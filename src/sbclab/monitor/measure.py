@@ -9,7 +9,7 @@ import numpy
 
 from ..cluster.spec import ClusterSpec
 from ..results.measurements import ClusterPower, Flag, Intermediate, Measurements, NodeFigures, PowerFigures
-from . import health, intermediate, memory, power, series
+from . import diagnostics, health, intermediate, memory, power, series
 from .recorder import RawRecording
 from .settings import CLUSTER_METER
 
@@ -235,6 +235,7 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
         flags += health.idle_workers(ran, start)
     if raw.emulated:
         notes.append("emulated: the nodes' clock and temperature are this host's, so they are left out per node")
+    flags += diagnostics.too_busy_flags(raw.diagnostics, start)
     phases = sorted(engine_phases, key=lambda p: p["start"])
     for phase in phases:
         if phase.get("energy"):
@@ -252,7 +253,8 @@ def summarise(raw: RawRecording, *, start: float, end: float, spec: ClusterSpec,
         intermediate=Intermediate(**inter) if inter else None, power=per_power,
         cluster_power=(_metered(metered) if metered is not None else
                        _cluster_power(per_power, intervals, start, end, raw.interval_s) if per_power else None),
-        flags=[Flag(**f) for f in flags], notes=notes, tasks_by_worker=ran, memory=per_memory)
+        flags=[Flag(**f) for f in flags], notes=notes, tasks_by_worker=ran, memory=per_memory,
+        diagnostics=raw.diagnostics)
     document = {"run_id": raw.run_id, "interval_s": raw.interval_s, "emulated": raw.emulated,
                 "window": measurements.window, "columns": list(SERIES_COLUMNS), "nodes": stored,
                 "marks": raw.marks, "phases": phases, "clock_offsets": raw.clock_offsets,

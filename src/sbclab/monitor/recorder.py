@@ -24,7 +24,8 @@ import requests
 from ..cluster import nodeops
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import exporter, sampling
+from ..results.diagnostics import Diagnostics
+from . import diagnostics, exporter, sampling
 from .memory import MemoryWatch
 from .power import Poller
 from .settings import CLUSTER_METER, MonitorSettings
@@ -55,6 +56,7 @@ class RawRecording:
     emulated: bool
     # name -> what its cgroup accounted from start to stop (memory.py); nodes without one are not in it
     memory: dict[str, dict[str, Any]] = field(default_factory=dict)
+    diagnostics: Diagnostics | None = None  # the machines' CPUs around the recording (diagnostics.py)
 
     def files(self) -> dict[str, Path]:
         return {f"samples/{name}.jsonl": Path(n["file"]) for name, n in self.nodes.items()}
@@ -75,7 +77,10 @@ def measure_clock_offsets(transport, points) -> dict[str, dict[str, float]]:
 
 
 class Recorder:
-    def __init__(self, transport: Transport, run_id: str, settings: MonitorSettings, datanode_counters=None):
+    def __init__(self, transport: Transport, run_id: str, settings: MonitorSettings, datanode_counters=None,
+                 diagnose: bool = False):
+        """`diagnose`: a run's recording, whose machines are checked before it (too busy? their clocks)
+        and whose frequency residency is read over it."""
         self.transport = transport
         self.run_id = run_id
         self.settings = settings
@@ -91,12 +96,16 @@ class Recorder:
         self.offsets: dict = {}
         self.metrics: exporter.RunMetrics | None = None
         self.memory = MemoryWatch(transport)
+        self.diagnose = diagnose
+        self.before: diagnostics.Before | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> None:
         if self.settings.prometheus:  # a port in use is refused before anything is started
             self.metrics = exporter.serve(self.settings.prometheus)
+        if self.diagnose:  # before anything of the recording's own runs, so none of it is measured
+            self.before = diagnostics.before_run(self.transport, self.settings)
         points = sampling.points(self.transport)
         self.offsets = measure_clock_offsets(self.transport, points)
         for name, node, target in points:
@@ -155,6 +164,7 @@ class Recorder:
         if meter is not None:
             poller = self.pollers.get(CLUSTER_METER)
             power[CLUSTER_METER] = {"spec": meter.shown(), "polled": poller.collected() if poller is not None else {}}
+        diagnosed = diagnostics.after_run(self.transport, self.before) if self.before is not None else None
         nodes = {}
         for sampler in self.samplers:
             path = sampler.handle.samples_file()
@@ -166,7 +176,8 @@ class Recorder:
                                    "sampler_cpu_pct": cost.get(sampler.name)}
         return RawRecording(run_id=self.run_id, interval_s=self.interval, nodes=nodes, marks=self.marks,
                             datanodes=self.datanodes, clock_offsets=self.offsets, power=power,
-                            commands=self.commands, emulated=self.transport.name == "emulated", memory=memory)
+                            commands=self.commands, emulated=self.transport.name == "emulated", memory=memory,
+                            diagnostics=diagnosed)
 
     def abandon(self) -> None:
         """Stop everything without collecting (the run failed in a way that stores nothing)."""

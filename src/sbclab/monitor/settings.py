@@ -80,6 +80,13 @@ class MonitorSettings(BaseModel):
     hz: float = Field(1.0, ge=0.2, le=10, description="samples per second on every node")
     margin_s: float = Field(1.0, ge=0, le=60, description="sampling before the job starts and after it ends")
     idle_baseline_s: float = Field(10.0, ge=0, le=3600, description="idle sampling before a suite; 0 skips it")
+    busy_window_s: float = Field(2.0, ge=0, le=60, description="seconds of each machine's CPU use outside the "
+                                 "cluster read before every sampled run; 0 skips the too-busy check")
+    # A tenth of a machine: on a 4-core board 0.4 of a core, less than one busy thread; on a 2-core host
+    # a fifth of one core. sbc-bench calls 2 % too much for its single-threaded tests; a cluster's run,
+    # longer and spread over every core, is less fragile than those.
+    busy_max_pct: float = Field(10.0, gt=0, le=100, description="% of a machine's CPU used outside the cluster "
+                                "before a run above which the run is flagged too busy to benchmark")
     power: dict[str, PowerSpec] = Field(default_factory=dict,
                                         description="'default', a node name or 'cluster' (one meter for all) -> source")
     prometheus: str | None = Field(None, pattern=r"^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]*):[0-9]{1,5}$",

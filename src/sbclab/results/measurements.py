@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .diagnostics import Diagnostics
+
 
 class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -16,7 +18,7 @@ class _Part(BaseModel):
 
 class Flag(_Part):
     node: str
-    kind: Literal["throttled", "clock", "temperature", "swap", "disappeared", "idle_worker", "oom_kill"]
+    kind: Literal["throttled", "clock", "temperature", "swap", "disappeared", "idle_worker", "oom_kill", "too_busy"]
     at: float
     detail: str
 
@@ -129,6 +131,8 @@ class Measurements(_Part):
     tasks_by_worker: dict[str, int] = {}
     # Per node; empty in runs stored before it was recorded.
     memory: dict[str, NodeMemory] = {}
+    # The machines' CPUs around the run (results/diagnostics.py); None in runs stored before them.
+    diagnostics: Diagnostics | None = None
 
     @property
     def flagged(self) -> bool:

@@ -16,7 +16,9 @@ SCHEMA_VERSION = 3
 #    Later, without a new version (older documents lack them and stay valid): measurements `memory`
 #    (each node's peak against its limit, OOM kills) and the health flag `oom_kill`; `liveness` (the
 #    cluster's daemons counted before and after the run, a lost one flagging the run); `faults` and
-#    `fault_effects` (faults applied during the run, and what the engines did: status faulted).
+#    `fault_effects` (faults applied during the run, and what the engines did: status faulted);
+#    measurements `diagnostics` (busy outside the cluster before the run, frequency residency, the
+#    measured clock) and the health flag `too_busy`.
 # What runs a workload: the two big-data engines, a tool on the nodes, an MPI program.
 BIG_DATA_ENGINES = ("hadoop", "spark")
 ENGINES = (*BIG_DATA_ENGINES, "node", "mpi")

@@ -209,6 +209,7 @@ def measurement_notes(run: RunRecord) -> list[str]:
     notes += [f"{name}: {note}" for name, p in m.power.items() for note in p.notes]
     notes += [f"{name} memory: {note}" for name, memory in m.memory.items() for note in memory.notes]
     notes += list(m.notes) + (m.intermediate.notes if m.intermediate else [])
+    notes += [f"diagnostics: {line}" for line in (m.diagnostics.lines() if m.diagnostics else [])]
     if m.cluster_power and m.cluster_power.energy_j is not None:
         c = m.cluster_power
         notes.append(f"cluster: {c.energy_j:,.0f} J, {c.avg_w:.2f} W average, {c.peak_w:.2f} W peak"
