@@ -5,7 +5,7 @@ from pathlib import Path
 import jinja2
 
 from .. import atomic
-from ..analysis import breakdown, judgement, reference
+from ..analysis import breakdown, explanations, judgement, reference
 from ..analysis.cells import cluster_identity
 from ..errors import SbclabError
 from ..units import format_size
@@ -59,6 +59,7 @@ def render(report: Report) -> str:
     return env.get_template("report.html.j2").render(
         report=report, clusters=_clusters(report), cell_rows=cell_rows,
         comparison_rows=tables.comparison_rows(report), run_rows=tables.run_rows(report),
+        diagnostic_rows=tables.diagnostic_rows(report),
         baseline_rows=tables.baseline_rows(report), stage_rows=tables.stage_rows(report),
         fault_rows=tables.fault_rows(report), tuning_rows=tables.tuning_rows(report),
         reference_rows=tables.reference_rows(report), plots=figures_plots, series_plots=_series_plots(report),
@@ -68,7 +69,7 @@ def render(report: Report) -> str:
         cost_column=f"energy_cost_per_year_{report.costs.currency.lower()}",
         commands=sorted({" ".join(r.command) for r in report.runs}),
         seeds=sorted({raw["citation"] for raw in reference.seeds().values()}),
-        verdict_tests=judgement.tests_text(), num=_num, size=format_size,
+        verdict_tests=judgement.tests_text(), num=_num, size=format_size, slower=explanations.SLOWER,
         reproduction_plots=[[p for p in (plots.reproduction_speedups(r), plots.reproduction_efficiencies(r)) if p]
                             for r in report.reproductions],
         breakdown_parts=breakdown.PARTS)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from .. import atomic
-from ..analysis import faults
+from ..analysis import explanations, faults
 from ..results.schema import SPARK_STAGE_GROUP
 from ..results.summary import memory_line
 from ..units import format_size
@@ -82,6 +82,12 @@ def run_rows(report: Report) -> list[dict]:
     return rows
 
 
+def diagnostic_rows(report: Report) -> list[dict]:
+    """Each sampled run's diagnostics (busy outside the cluster before it, clocks, frequency steps) and
+    what explains its time."""
+    return explanations.rows(report.cells, report.several_clusters)
+
+
 def reference_rows(report: Report) -> list[dict]:
     return [{k: (_r(v, 3) if isinstance(v, float) else v) for k, v in m.as_dict(report.several_clusters).items()}
             for m in report.references]
@@ -140,7 +146,8 @@ def tuning_rows(report: Report) -> list[dict]:
     return rows
 
 
-TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "published": reference_rows,
+TABLES = {"cells": cell_rows, "comparisons": comparison_rows, "runs": run_rows, "diagnostics": diagnostic_rows,
+          "published": reference_rows,
           "stages": stage_rows, "baseline": baseline_rows, "faults": fault_rows,
           "tuning": tuning_rows}
 
@@ -199,6 +206,10 @@ def markdown(report: Report) -> str:
         parts.append("## Speedup, storage gain, engine ratio, setups\n\n" +
                      _md_table(comparisons, ["kind", "cell", "baseline", "value", "ci95_low", "ci95_high", "efficiency", "note"]))
     parts.append("## Bottlenecks\n\n" + "\n".join(f"- `{r['run_id']}`: {r['verdict_sentence']}" for r in run_rows(report)) + "\n")
+    explained = [r for r in diagnostic_rows(report) if r["explanation"]]
+    if explained:
+        parts.append("## What explains a run's time\n\n" +
+                     "\n".join(f"- `{r['run_id']}` ({r['status']}): {r['explanation']}" for r in explained) + "\n")
     faulted = fault_rows(report)
     if faulted:
         parts.append("## Faults\n\n" + _md_table(faulted, ["cell", "fault", "runs", "completed", "validated", "slowdown",
