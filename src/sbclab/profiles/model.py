@@ -21,6 +21,8 @@ _UNITS = {
     "usd": {"usd": 1.0, "$": 1.0},
     "iops": {"iops": 1.0},
     "flops": {"flops": 1.0, "flops/cycle": 1.0},
+    "mips": {"mips": 1.0},
+    "ns": {"ns": 1.0},
 }
 _NUMBER_WITH_UNIT = re.compile(r"^\s*\$?\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s*([A-Za-z/$]*)\s*$")
 
@@ -108,6 +110,40 @@ class CoreClass(_Profile):
     speed: float = Field(gt=0, le=1)
 
 
+class SevenZip(_Profile):
+    """7-Zip's benchmark (`7z b`, dictionaries 22-25) as published: the total rating in MIPS at one
+    thread and at all cores, and the 7-Zip that measured it (ratings move a little between versions)."""
+
+    single_mips: Positive("mips")
+    multi_mips: Positive("mips")
+    version: str = Field(min_length=1)
+
+
+BufferSize = Annotated[str, Field(pattern=r"^\d+[kmg]$")]
+
+
+class Memory(_Profile):
+    """One core's memory as published: libc memcpy's copy bandwidth (bytes copied, counted once) and the
+    latency of one dependent load by buffer size (a pointer chase: caches, then DRAM)."""
+
+    copy_mb_s: Positive("mb_s") | None = None
+    latency_ns: dict[BufferSize, Positive("ns")] = {}
+
+    @model_validator(mode="after")
+    def _has_a_figure(self):
+        if self.copy_mb_s is None and not self.latency_ns:
+            raise ValueError("needs copy_mb_s, latency_ns or both")
+        return self
+
+    @property
+    def dram_latency(self) -> tuple[str, float] | None:
+        """(size, ns) at the largest buffer measured: the nearest the curve comes to DRAM alone."""
+        if not self.latency_ns:
+            return None
+        size = max(self.latency_ns, key=record_bytes)
+        return size, self.latency_ns[size]
+
+
 class Board(_Profile):
     name: str = ""
     description: str
@@ -133,6 +169,9 @@ class Board(_Profile):
     sysbench: Sysbench | None = None
     # Boards whose cores are not all alike, fastest kind first; none: `cores` cores of one kind.
     core_classes: list[CoreClass] = []
+    # A second CPU figure and the memory's, where a public measurement of the board exists.
+    seven_zip: SevenZip | None = None
+    memory: Memory | None = None
     sources: dict[str, str] = {}
     # Figures no seed prints, by field: how each was worked out and how far off it could be.
     derived: dict[str, Derived] = {}
