@@ -11,6 +11,7 @@ packages=(
   maven             # assembles Hadoop and Spark from Maven Central, builds the Spark jobs
   sysbench fio iperf3   # the seeds' micro-benchmarks: host calibration and node figures
   stress-ng             # full load for the power figures
+  7zip mbw              # a second CPU figure (7-Zip's benchmark) and memory copy bandwidth
   hpcc openmpi-bin      # HPL (in the HPC Challenge suite) across the nodes with OpenMPI
   netpipe-tcp netpipe-openmpi  # NetPIPE latency and throughput, TCP and MPI
   nginx-light httperf   # web-serving capacity

@@ -16,7 +16,7 @@ PACKAGES = {
     "sysbench": "sysbench", "fio": "fio", "iperf3": "iperf3", "stress-ng": "stress-ng",
     "hpcc": "hpcc", "mpirun": "openmpi-bin", "orted": "openmpi-bin",
     "NPtcp": "netpipe-tcp", "NPopenmpi": "netpipe-openmpi",
-    "nginx": "nginx-light", "httperf": "httperf",
+    "nginx": "nginx-light", "httperf": "httperf", "7zz": "7zip", "mbw": "mbw",
 }
 # Looked up on the PATH commands get (nginx is in /usr/sbin, off a plain user's login PATH).
 NODE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

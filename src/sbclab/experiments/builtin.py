@@ -13,8 +13,8 @@ from ..stack import versions as stack_versions
 from .model import BetweenRuns, ClusterSettings, Experiment, parse
 
 # `micro --benchmarks` names and the workloads they run.
-MICRO = {"cpu": ("sysbench-cpu",), "storage": ("storage",), "network": ("iperf",), "power": ("idle", "stress"),
-         "netpipe": ("netpipe",), "web": ("web",)}
+MICRO = {"cpu": ("sysbench-cpu",), "7zip": ("7zip",), "memory": ("memory",), "storage": ("storage",),
+         "network": ("iperf",), "power": ("idle", "stress"), "netpipe": ("netpipe",), "web": ("web",)}
 
 
 def _cluster(settings: ClusterSettings) -> dict[str, Any]:

@@ -41,6 +41,11 @@ def _health(run: RunRecord) -> str:
     return "[yellow]flagged: " + ", ".join(kinds) + "[/yellow]"
 
 
+def _buffer_bytes(size: str) -> float:
+    """'64m' as bytes, to find the largest buffer of a latency curve."""
+    return float(size[:-1]) * {"k": 2**10, "m": 2**20, "g": 2**30}.get(size[-1:], 1)
+
+
 def headline_result(run: RunRecord) -> str:
     """The one figure a run is about, short enough for a table cell."""
     r = run.result
@@ -52,6 +57,13 @@ def headline_result(run: RunRecord) -> str:
         return f"{r['rmax_gflops']:.3g} Gflops" + (f" ({r['efficiency']:.0%} of Rpeak)" if r.get("efficiency") else "")
     if "events_per_s" in r:
         return "events/s " + " ".join(f"{t}:{v:,.0f}" for t, v in r["events_per_s"].items())
+    if "total_mips" in r:
+        return "7-Zip MIPS " + " ".join(f"{t}:{v:,.0f}" for t, v in r["total_mips"].items())
+    if "copy_mb_s" in r:
+        latency = r.get("latency_ns") or {}
+        largest = max(latency, key=_buffer_bytes) if latency else None
+        at_largest = f", {latency[largest]:.0f} ns at {largest}" if largest else ""
+        return "copy " + "/".join(f"{v:,.0f}" for v in r["copy_mb_s"].values()) + " MB/s" + at_largest
     if "mb_s" in r:
         return (f"seq {r['mb_s']['seq-read'].get('16m', 0):.0f}/{r['mb_s']['seq-write'].get('16m', 0):.0f} MB/s r/w, "
                 f"4k {r['iops_4k']['rand-read']:.0f}/{r['iops_4k']['rand-write']:.0f} IOPS")

@@ -8,12 +8,14 @@ from .dfsio import DfsioRead, DfsioWrite
 from .grep import Grep
 from .hpl import Hpl
 from .kmeans import KMeans
+from .memory import Memory
 from .mix import Mix
 from .netpipe import NetPipe
 from .pagerank import PageRank
 from .network import Iperf
 from .pi import Pi
 from .power import Idle, Stress
+from .sevenzip import SevenZip
 from .sort import Sort
 from .storage import Storage
 from .terasort import TeraGen, TeraSort
@@ -24,7 +26,8 @@ from .wordcount import PySparkWordCount, WordCount
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     WordCount(), PySparkWordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
-    Tpch(), PageRank(), KMeans(), SysbenchCpu(), Storage(), Iperf(), Idle(), Stress(), NetPipe(), Web(), Hpl())}
+    Tpch(), PageRank(), KMeans(), SysbenchCpu(), SevenZip(), Memory(), Storage(), Iperf(), Idle(), Stress(), NetPipe(),
+    Web(), Hpl())}
 WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
 
 
