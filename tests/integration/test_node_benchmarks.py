@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sbclab import profiles, workloads
+from sbclab.analysis import calibration_check
 from sbclab.cluster import cgroups
 from sbclab.experiments.orchestrator import cluster_for
 from sbclab.monitor.settings import MonitorSettings
@@ -72,6 +73,24 @@ def test_cpu_storage_network_and_power_figures_are_stored(ctx):
     assert figures(stress).cpu_busy_pct_max >= 90 and figures(stress).cpu_busy_pct_mean >= 60
     assert figures(idle).samples >= 4 and figures(idle).cpu_busy_pct_mean < 15, figures(idle)
     assert stress.measurements.power[worker.name].avg_w > idle.measurements.power[worker.name].avg_w
+
+
+def test_7zip_and_memory_figures_are_stored_and_set_beside_the_boards(ctx):
+    """7-Zip rates, mbw copies and the pointer chase's latency grows from the L1 to past the caches, each as short
+    as it measures anything; the calibration check sets them beside the board's published figures."""
+    worker = ctx.cluster.spec.worker_nodes[0]
+    zip_run = run(ctx, "7zip", "node", node=worker.name, threads=[1], seconds=0.1, dictionary=22)
+    assert zip_run.result["total_mips"]["1"] > 0 and zip_run.result["dictionary_bits"] == {"1": 22}
+    memory_run = run(ctx, "memory", "node", node=worker.name, methods=["memcpy"], array_mib=16, seconds=0.5,
+                     sizes=["16k", "16m"], seconds_per_size=0.5)
+    assert memory_run.result["copy_mb_s"]["memcpy"] > 0
+    latency = memory_run.result["latency_ns"]
+    assert latency["16k"] < latency["16m"]
+    judged = {c.figure for c in calibration_check.compare([zip_run, memory_run])}
+    if profiles.board(worker.board).seven_zip:
+        assert "7-Zip MIPS, 1 thread" in judged
+    if profiles.board(worker.board).memory:
+        assert "memcpy MB/s, 1 thread" in judged
 
 
 def test_hpl_passes_its_residual_check(ctx):

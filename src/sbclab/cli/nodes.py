@@ -3,20 +3,25 @@ or Spark), as the seeds measured their boards."""
 
 import sys
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import click
 
+from ..analysis import calibration_check
 from ..cluster import inventory, spec as cluster_spec
 from ..cluster.nodes import default_backend
 from ..errors import SbclabError
 from ..experiments import builtin, plan
 from ..experiments.display import LineDisplay
 from ..experiments.model import ClusterSettings
+from ..results.store import ResultsStore
+from ..workloads import sevenzip
 from .options import ACCEPT_NEW_HOST_KEYS, INVENTORY, KNOWN_HOSTS, FiniteRange, HostKeys, Monitoring, Shape, bundle, counts, \
     monitor_options, shape_options, size
 from .output import say
 from .running import run_and_report
+from .software import print_calibration_check
 
 
 @dataclass
@@ -70,6 +75,9 @@ class Tuning:
         on = {"node": node}
         return {"sysbench-cpu": {**on, "seconds": self.seconds}, "storage": {**on, "seconds": self.seconds,
                                                                             "size": self.file_size},
+                # 7-Zip's passes are its own length (4 s) unless --seconds is shorter.
+                "7zip": {**on, "seconds": min(sevenzip.OWN_SECONDS, self.seconds)},
+                "memory": {**on, "seconds": self.seconds},
                 "iperf": {**on, "seconds": self.seconds}, "idle": {**on, "seconds": self.power_seconds},
                 "stress": {**on, "seconds": self.power_seconds},
                 "netpipe": {"upper_bytes": self.netpipe_upper, "perturbation": self.netpipe_perturbation,
@@ -79,7 +87,8 @@ class Tuning:
 
 tuning_options = bundle(Tuning, [
     click.option("--seconds", type=click.IntRange(1, 3600), default=10, show_default=True,
-                 help="Length of each sysbench, fio and iperf3 test."),
+                 help="Length of each sysbench, fio and iperf3 test and mbw copy method, and the most a 7-Zip pass "
+                      "takes."),
     click.option("--power-seconds", type=click.IntRange(1, 86400), default=60, show_default=True,
                  help="Idle and stress durations of the power test (the seeds used 3600)."),
     click.option("--file-size", default="100M", show_default=True, help="fio's file, as the seeds' iozone runs (100 MB)."),
@@ -99,8 +108,9 @@ tuning_options = bundle(Tuning, [
 @click.command("micro")
 @shape_options
 @click.option("--benchmarks", default="cpu,storage,network,power", show_default=True,
-              help="Which of cpu (sysbench), storage (fio), network (iperf3), power (idle and stress-ng), "
-                   "netpipe (TCP and MPI between two nodes), web (nginx capacity by document size).")
+              help="Which of cpu (sysbench), 7zip (7-Zip's benchmark, 1 thread and all cores), memory (mbw copy "
+                   "bandwidth and load latency by buffer size), storage (fio), network (iperf3), power (idle and "
+                   "stress-ng), netpipe (TCP and MPI between two nodes), web (nginx capacity by document size).")
 @click.option("--node", "node_name", default="all", show_default=True,
               help="Run on this node only (e.g. worker1), or on all (network: every worker with the master).")
 @tuning_options
@@ -113,7 +123,8 @@ tuning_options = bundle(Tuning, [
 def micro_command(shape: Shape, benchmarks, node_name, tuning: Tuning, container, target: Target,
                   monitoring: Monitoring):
     """Per-node micro-benchmarks as stored runs: CPU by threads, storage patterns, network both ways,
-    power idle and under load with temperature (the seeds' Tables 3-7)."""
+    power idle and under load with temperature (the seeds' Tables 3-7); 7-Zip and the memory, set beside
+    the boards' published figures on emulated nodes (the calibration check)."""
     chosen = [b.strip() for b in benchmarks.split(",") if b.strip()]
     unknown = [b for b in chosen if b not in builtin.MICRO]
     if unknown or not chosen:
@@ -132,7 +143,7 @@ def micro_command(shape: Shape, benchmarks, node_name, tuning: Tuning, container
     # The web cells in a container are a runtime of the experiment (its cells and the cluster they run
     # on say so); the other benchmarks run natively once, in an experiment of their own.
     groups = [[b for b in chosen if b != "web"], ["web"]] if container and "web" in chosen else [chosen]
-    failed = False
+    failed, started = False, datetime.now(timezone.utc)
     for group in (g for g in groups if g):
         experiment = builtin.micro(settings, storage, workers, group, parameters, target.repetitions,
                                    monitoring.settings())
@@ -142,6 +153,12 @@ def micro_command(shape: Shape, benchmarks, node_name, tuning: Tuning, container
             run_and_report(experiment, target.results, LineDisplay(say), access)
         except SystemExit as stopped:
             failed = failed or bool(stopped.code)
+    if {"7zip", "memory"} & set(chosen):
+        # What emulated nodes measured beside their boards' published figures: whether sysbench's shaping holds.
+        made = [r for r in ResultsStore(target.results).runs()
+                if r.started_at >= started and r.workload in calibration_check.WORKLOADS and r.cluster.emulated]
+        if made:
+            print_calibration_check(made)
     if failed:
         sys.exit(1)
 

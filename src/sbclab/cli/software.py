@@ -8,9 +8,11 @@ import click
 import yaml
 
 from .. import atomic, profiles
+from ..analysis import calibration_check
 from ..cluster import calibration, spec as cluster_spec
 from ..data import airline
 from ..errors import SbclabError
+from ..results.store import ResultsStore
 from ..stack import distribution, versions as stack_versions
 from .options import size
 from .output import console, say, table
@@ -108,8 +110,25 @@ def profiles_show(name):
 @click.option("--force", is_flag=True, help="Measure again even if this host's figures are cached.")
 @click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Cluster size the shaping table is computed for.")
-def calibrate_command(force, workers):
-    """Measure this host (sysbench, fio, iperf3) and show the shaping of each profile's emulated nodes."""
+@click.option("--check", is_flag=True,
+              help="Measure nothing: judge the stored runs of 'sbclab micro --benchmarks cpu,7zip,memory' on emulated "
+                   "nodes against their boards' published 7-Zip and memory figures times the run's factor.")
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True, help="With --check: the results directory whose runs are judged.")
+def calibrate_command(force, workers, check, results):
+    """Measure this host (sysbench, fio, iperf3) and show the shaping of each profile's emulated nodes;
+    with --check, whether that shaping holds for 7-Zip and the memory too."""
+    if check:
+        if not results.is_dir():
+            raise SbclabError(f"There is no results directory {results}.",
+                              "Give the one 'sbclab micro' wrote to (--results), or run 'sbclab micro --benchmarks "
+                              "cpu,7zip,memory' first.")
+        runs = [r for r in ResultsStore(results).runs() if r.workload in calibration_check.WORKLOADS]
+        if not print_calibration_check(runs):
+            raise SbclabError(f"No valid emulated run in {results} has a figure a board publishes.",
+                              "Run 'sbclab micro --benchmarks cpu,7zip,memory --repetitions 3' on an emulated cluster of "
+                              "a board with 7-Zip or memory figures ('sbclab profiles show BOARD').")
+        return
     host = calibration.current(progress=say, remeasure=force)
     console.print(f"host {host.cpu_model}, {host.cores} cores, kernel {host.kernel}, "
                   f"measured {host.measured_at:%Y-%m-%d %H:%M} UTC")
@@ -131,6 +150,28 @@ def calibrate_command(force, workers):
                         ["board", "storage", "factor", "limited by", "host cores per board core", "CPU quota (cores)",
                          "disk read/write MB/s", "IOPS r/w", "link Mb/s", "memory GiB",
                          "dirty MB"], rows))
+
+
+def print_calibration_check(runs) -> bool:
+    """The calibration check of these runs as a table, with its test; False when nothing compares."""
+    rows = calibration_check.compare(runs)
+    for reason in calibration_check.missing(runs):
+        say(f"[yellow]{reason}[/yellow]")
+    if not rows:
+        return False
+    shown = calibration_check.figure_text
+    console.print(table("Calibration check: emulated nodes against their boards' published figures x the factor",
+                        ["board", "node", "figure", "published", "factor", "target", "measured", "speed / target",
+                         "verdict", "why"],
+                        [[c.board, c.node, c.figure, f"{shown(c.published)} {c.unit}", f"{c.factor:.3g}", shown(c.target),
+                          shown(c.measured.value) + (f" [{shown(c.measured.ci_low)}-{shown(c.measured.ci_high)}]"
+                                                     if c.measured.ci_low is not None else ""),
+                          c.ratio.text(), c.verdict, c.detail] for c in rows], fold=True))
+    low, high = calibration_check.band()
+    console.print(f"speed / target: the node's speed over the scaled board's (latency: the target over the measured), "
+                  f"1 where sysbench's calibration holds; a verdict holds inside {low:.2f}-{high:.2f}, margin "
+                  f"{calibration_check.MARGIN_WHY}.")
+    return True
 
 
 @click.group("data")
