@@ -12,6 +12,7 @@ import pytest
 from sbclab.analysis import explanations
 from sbclab.analysis.cells import exclusion_reason
 from sbclab.cli.options import Monitoring
+from sbclab.experiments import doctor
 from sbclab.monitor import cpu_probe, diagnostics, measure
 from sbclab.report import build, html, tables
 from sbclab.results import summary
@@ -19,6 +20,7 @@ from sbclab.results.diagnostics import Diagnostics, DomainClock, MachineClock
 from sbclab.results.measurements import Measurements
 from sbclab.results.store import read_runs
 
+from .test_doctor import HOST as DOCTOR_HOST, PI5_FACTS
 from .test_monitor_measure import SHAPE, recording
 
 RESULTS = Path(__file__).parent / "fixtures" / "results"
@@ -285,3 +287,13 @@ def test_time_below_the_top_step_explains_a_run_only_beyond_the_time_the_cores_w
     assert below(60.0) == []
     assert below(90.0) == ["worker1's cores (policy0) spent 90 % of the run below their top step of 2400 MHz while "
                            "idle 61 % of it (down to 1500 MHz)"]
+
+
+def test_doctor_says_whether_a_board_can_measure_its_clock():
+    def said(perf: str) -> doctor.Finding:
+        facts = doctor.parse_facts(PI5_FACTS + perf)
+        [found] = [f for f in doctor.judge(DOCTOR_HOST, facts, 10 * 2**30) if f.check == "measured clock"]
+        return found
+    assert said("perf=/usr/bin/perf\n").severity == "ok"
+    missing = said("perf=\n")
+    assert missing.severity == "warning" and missing.fix == "sudo apt-get install linux-perf"

@@ -53,6 +53,7 @@ echo "data_dir_free_kb=$(df -Pk "$probe" | awk 'NR==2{print $4}')"
 echo "governor=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null)"
 echo "thermal_millic=$(cat /sys/class/thermal/thermal_zone0/temp 2>/dev/null)"
 echo "fstrim=$(command -v fstrim)"
+echo "perf=$(command -v perf)"
 if command -v vcgencmd >/dev/null 2>&1; then
   echo "throttled=$(vcgencmd get_throttled | cut -d= -f2)"
   echo "vc_temp=$(vcgencmd measure_temp | tr -dc '0-9.')"
@@ -222,6 +223,12 @@ def judge(host: Host, facts: dict[str, str], need_bytes: int) -> list[Finding]:
         else:
             add("fstrim", "warning", "fstrim is missing: SSD write speed drifts between runs without trims",
                 "apt-get install util-linux (fstrim is part of it).")
+    if "perf" in facts:  # boards examined before runs measured their clock said nothing of perf
+        if facts["perf"]:
+            add("measured clock", "ok", f"{facts['perf']} counts the clock the cores run at before each run")
+        else:
+            add("measured clock", "warning", "perf is missing: runs record the clock cpufreq and the firmware report, "
+                "not the one the cores run at", "sudo apt-get install linux-perf")
     for line in filter(None, facts.get("nvme_link", "").splitlines()):
         device, _, speed = line.partition(" ")
         generation = _pcie_generation(speed)
