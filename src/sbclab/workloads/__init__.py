@@ -8,6 +8,7 @@ from .dfsio import DfsioRead, DfsioWrite
 from .grep import Grep
 from .hpl import Hpl
 from .kmeans import KMeans
+from .logreg import LogisticRegression
 from .memory import Memory
 from .mix import Mix
 from .netpipe import NetPipe
@@ -26,8 +27,8 @@ from .wordcount import PySparkWordCount, WordCount
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     WordCount(), PySparkWordCount(), TeraGen(), TeraSort(), Grep(), Pi(), DfsioWrite(), DfsioRead(), Sort(),
-    Tpch(), PageRank(), KMeans(), SysbenchCpu(), SevenZip(), Memory(), Storage(), Iperf(), Idle(), Stress(), NetPipe(),
-    Web(), Hpl())}
+    Tpch(), PageRank(), KMeans(), LogisticRegression(), SysbenchCpu(), SevenZip(), Memory(), Storage(), Iperf(),
+    Idle(), Stress(), NetPipe(), Web(), Hpl())}
 WORKLOADS.update({m.name: m for m in (Mix("sequential", WORKLOADS), Mix("concurrent", WORKLOADS))})
 
 

@@ -174,7 +174,7 @@ public final class KMeansMR {
         return chosen;
     }
 
-    private static List<String> lines(FileSystem fs, Path folder, int most) throws IOException {
+    static List<String> lines(FileSystem fs, Path folder, int most) throws IOException {
         List<String> found = new ArrayList<>();
         for (FileStatus file : fs.listStatus(folder)) {
             if (!file.getPath().getName().startsWith("part-")) {
