@@ -105,7 +105,7 @@ def first_slice(cluster, tmp_path_factory):
     address = f"127.0.0.1:{free_port()}"
     with scraping(f"http://{address}/metrics", "sbclab_node_cpu_percent") as scraped:
         estimate = measure(cluster, store, "pi", "spark", {"maps": 4, "samples_per_map": 5000},
-                           monitor=MonitorSettings(prometheus=address))
+                           monitor=MonitorSettings(prometheus=address, busy_window_s=0))
     return store, store.runs_matching({sort.parameters["input_run_id"]})[0], sort, estimate, scraped
 
 

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="containers inside em
               pytest.mark.skipif(not shutil.which("podman") or not shutil.which("mmdebstrap"),
                                  reason="podman and mmdebstrap are installed by 'make setup'")]
 
-SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0)
+SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0, busy_window_s=0)  # conftest.MECHANICS_MONITOR
 # Hajji & Tso's board; one worker serves, the master runs httperf.
 SHAPE = {"board": "rpi2b", "storage": "microsd", "workers": 1}
 

@@ -132,7 +132,7 @@ def test_the_current_stack_runs_on_trixies_own_java_21(trixie_boards, tmp_path):
     experiment = tmp_path / "trixie.yaml"
     experiment.write_text(f"name: trixie\ncluster: {{name: {BOARDS}, knobs: [quick-start]}}\nstacks: [current]\n"
                           "workloads: [pi]\nengines: [hadoop, spark]\nworkers: [1]\nrepetitions: 1\n"
-                          "parameters: {pi: {maps: 2, samples_per_map: 1000}}\nmonitor: {idle_baseline_s: 0}\n")
+                          "parameters: {pi: {maps: 2, samples_per_map: 1000}}\nmonitor: {idle_baseline_s: 0, busy_window_s: 0}\n")
     results = tmp_path / "results"
     try:
         done = CliRunner().invoke(cli.main_group, ["bench", str(experiment), "--inventory", str(hosts), "--known-hosts",

@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota,
               pytest.mark.measurement]
 
 NAME = "inode"
-SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0)
+SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0, busy_window_s=0)  # conftest.MECHANICS_MONITOR
 
 
 @pytest.fixture(scope="module")

@@ -449,7 +449,7 @@ def _micro_on_the_boards(boards, tmp_path, name: str, *options: str):
     done = CliRunner().invoke(cli.main_group, [
         "micro", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", name,
         "--node", "worker1", *options, "--step-seconds", str(web.SHORTEST_STEP_S), "--max-rate", "200",
-        "--idle-baseline", "0",
+        "--idle-baseline", "0", "--busy-max", "0",
         "--results", str(results)])
     return done, results
 
@@ -518,6 +518,7 @@ def test_hpl_runs_across_two_boards_from_this_host(boards, tmp_path):
     done = CliRunner().invoke(cli.main_group, [
         "hpl", "--inventory", str(tmp_path / "hosts.yml"), "--known-hosts", str(known), "--name", "bhpl",
         "--nodes", "2", "--n", "400", "--nb", "32", "--ranks-per-node", "1", "--idle-baseline", "0",
+        "--busy-max", "0",
         "--results", str(results)])
     runs = _stored(results)
     assert done.exit_code == 0, (done.output[-3000:], done.exception, [r.validity for r in runs if not r.valid])
@@ -538,7 +539,7 @@ def test_an_experiment_runs_on_the_first_workers_of_the_inventory(boards, tmp_pa
     experiment = tmp_path / "boards.yaml"
     experiment.write_text("name: boards\ncluster: {name: bboards, knobs: [quick-start]}\nengines: [hadoop]\n"
                           "workloads: [wordcount]\n"
-                          "workers: [1]\nsizes: [1MB]\nrepetitions: 1\nmonitor: {idle_baseline_s: 0}\n"
+                          "workers: [1]\nsizes: [1MB]\nrepetitions: 1\nmonitor: {idle_baseline_s: 0, busy_window_s: 0}\n"
                           # The test boards share this host's /proc/stat, busy with the other tests.
                           "between_runs: {idle_timeout_s: 0}\n")
     results = tmp_path / "results"
