@@ -147,6 +147,7 @@ def test_the_pointer_chase_result_is_read_by_size():
 @pytest.mark.parametrize("output, said", [
     ("Error: Could not find or load main class org.sbclab.jobs.PointerChase\n", "printed no result"),
     ('SBCLAB_RESULT {"ns_16384": 1.5}\n', "no time for 64k"),
+    ('SBCLAB_RESULT {"ns_16384": 1.5,}\n', "not JSON"),
 ])
 def test_a_pointer_chase_that_failed_is_one_sentence(output, said):
     with pytest.raises(SbclabError) as err:

@@ -94,7 +94,11 @@ def parse_latency(output: str, sizes: list[str]) -> dict[str, float]:
         said = (output.strip().splitlines() or ["no output"])[-1][:200]
         raise SbclabError(f"The pointer chase printed no result ({said}).",
                           "Give smaller latency sizes if the JVM ran out of memory; read the run's log.")
-    line = json.loads(found[-1])
+    try:
+        line = json.loads(found[-1])
+    except ValueError:
+        raise SbclabError(f"The pointer chase printed a result that is not JSON ({found[-1][:200]}).",
+                          "Read the run's log.") from None
     latency = {}
     for size in sizes:
         ns = line.get(f"ns_{size_bytes(size)}")
