@@ -67,6 +67,7 @@ class _Marker:
 
     def __init__(self):
         self.applied = []
+        self.takes_s = 0.0  # how long applying takes (an iptables chain or a throttle is not instant)
 
     def check(self, spec):
         pass
@@ -75,6 +76,7 @@ class _Marker:
         return None
 
     def apply(self, cluster, spec, node_name):
+        time.sleep(self.takes_s)
         entry = faultrecords.record(cluster.transport, node_name, self.name, heal=[["true", node_name]])
         faultrecords.applied(cluster.transport, entry)
         self.applied.append((node_name, time.monotonic()))
@@ -141,6 +143,15 @@ def test_the_nemesis_applies_on_time_undoes_lasting_faults_on_time_and_watches_t
     # The node a random fault hits follows from the run's id.
     again = schedule.Nemesis(_cluster(), [spec], "run-1")
     assert again.runs[0].node == run.node
+
+
+def test_a_lasting_fault_lasts_its_time_from_when_it_was_in_place_however_long_applying_took(marker, monkeypatch):
+    marker.takes_s = 0.25
+    monkeypatch.setattr(schedule, "WATCH_EVERY_S", 0.05)  # the timeline wakes often, as it does over a long fault
+    with schedule.Nemesis(_cluster(), [FaultSpec(kind="marker", at_s=0.1, for_s=0.3, node="worker1")], "r") as nemesis:
+        time.sleep(1.0)
+    [run] = nemesis.runs
+    assert run.applied_s >= 0.35 and run.healed_s >= run.applied_s + 0.3
 
 
 def test_a_fault_still_in_place_when_the_job_ends_is_undone_then_and_one_not_yet_due_never_applied(marker):

@@ -61,7 +61,8 @@ class Nemesis:
                     del due[i]
                     self._apply(i)
                     if i in self._records and get(run.spec.kind).lasting and run.spec.for_s:
-                        heals[i] = now + run.spec.for_s
+                        # Counted from when it was in place: applying a partition or a throttle takes time.
+                        heals[i] = run.applied_s + run.spec.for_s
             for i, at in list(heals.items()):
                 if now >= at:
                     del heals[i]
