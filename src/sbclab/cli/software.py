@@ -30,13 +30,13 @@ def stack_group():
 def stack_fetch(names, refresh):
     """Assemble each stack's Hadoop and Spark from Maven Central into the cache (once per version) and
     build sbclab's jobs against it."""
-    chosen = stack_versions.runnable() if names == "all" else [n.strip() for n in names.split(",") if n.strip()]
+    chosen = stack_versions.runnable() if names == "all" else list(dict.fromkeys(n.strip() for n in names.split(",") if n.strip()))
     for name in chosen:
         stack_versions.check(name)
-    for name in chosen:
-        say(f"stack {name}: fetching what the cache lacks")
-        dist = distribution.fetch(name, refresh=refresh)
-        distribution.installed(name)
+    say(f"stack{'s' if len(chosen) > 1 else ''} {', '.join(chosen)}: fetching what the cache lacks"
+        f"{', side by side' if len(chosen) > 1 else ''}")
+    for dist in distribution.fetch_all(chosen, refresh=refresh, say=say):
+        distribution.installed(dist.stack.name)
         console.print(", ".join(f"{key} {value}" for key, value in dist.versions().items()))
         console.print(f"  hadoop: {dist.hadoop_home}\n  spark: {dist.spark_home}\n  jobs: {dist.jobs_jar}")
 

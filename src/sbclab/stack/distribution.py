@@ -17,8 +17,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -179,7 +181,7 @@ def _add_pyspark(stack: StackVersions, home: Path) -> None:
     lib.mkdir(parents=True)
     py4j = f"lib/py4j-{stack.py4j}-src.zip"
     with tempfile.TemporaryDirectory(dir=home.parent, prefix=".pyspark.") as download:
-        log = home.parent / "pyspark-fetch.log"
+        log = home.parent / f"pyspark-{stack.spark}-fetch.log"
         with open(log, "w") as out:
             done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                                    "--dest", download, f"pyspark=={stack.spark}"], stdout=out, stderr=subprocess.STDOUT)
@@ -212,7 +214,7 @@ def _assemble(stack: StackVersions, name: str, pom: Path, home: Path, jars_subdi
     home.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=home.parent, prefix=f".{name}."))
     try:
-        log = home.parent / f"{name}-fetch.log"
+        log = home.parent / f"{home.name}-fetch.log"  # one a distribution: stacks are fetched side by side
         _mvn(["-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime", *_defines(stack, name),
               f"-DoutputDirectory={staging / jars_subdir}"], log)
         for file_name, text in extra_files.items():
@@ -239,13 +241,14 @@ def build_jobs(stack: StackVersions, refresh: bool = False) -> Path:
     module = java_dir() / "jobs"
     jar = _jobs_jar(stack)
     sources = [p for p in (module / "src").rglob("*") if p.is_file()] + [module / "pom.xml"]
-    if refresh or not jar.exists() or max(p.stat().st_mtime for p in sources) > jar.stat().st_mtime:
-        jar.parent.mkdir(parents=True, exist_ok=True)
-        _mvn(["-q", "-f", str(module / "pom.xml"), "package", "-DskipTests", *_defines(stack),
-              f"-Djobs.build.directory={jar.parent / 'build'}", f"-Djobs.final.name={jar.stem}"],
-             paths.cache_dir() / "jobs-build.log")
-        (jar.parent / "build" / jar.name).replace(jar)
-        shutil.rmtree(jar.parent / "build", ignore_errors=True)
+    with _alone(jar):
+        if refresh or not jar.exists() or max(p.stat().st_mtime for p in sources) > jar.stat().st_mtime:
+            jar.parent.mkdir(parents=True, exist_ok=True)
+            _mvn(["-q", "-f", str(module / "pom.xml"), "package", "-DskipTests", *_defines(stack),
+                  f"-Djobs.build.directory={jar.parent / 'build'}", f"-Djobs.final.name={jar.stem}"],
+                 paths.cache_dir() / f"jobs-build-spark-{stack.spark}.log")
+            (jar.parent / "build" / jar.name).replace(jar)
+            shutil.rmtree(jar.parent / "build", ignore_errors=True)
     return jar
 
 
@@ -259,6 +262,35 @@ def fetch(stack_name: str = stacks.DEFAULT, refresh: bool = False) -> Distributi
     stack = stacks.get(stack_name)
     # The Java first: the jobs are built for it, and a stack whose Java this host lacks is assembled one.
     ensure_java(stack.java, refresh)
+    return _fetch_parts(stack, refresh)
+
+
+def fetch_all(stack_names: list[str], refresh: bool = False,
+              say: Callable[[str], None] = lambda message: None) -> list[Distribution]:
+    """Several stacks fetched side by side: most of a fetch waits on Maven Central and the Python package
+    index (four stacks one after another took 3.5 minutes on a fresh machine). The Javas come first, one
+    at a time, since two stacks may share one that sbclab assembles. Maven's local repository is shared;
+    its downloads lock each file, but a stack whose fetch failed beside the others is fetched again alone
+    before its failure counts."""
+    chosen = [stacks.get(name) for name in stack_names]
+    for java in dict.fromkeys(stack.java for stack in chosen):
+        ensure_java(java, refresh)
+    with ThreadPoolExecutor(max_workers=max(1, len(chosen)), thread_name_prefix="stack-fetch") as pool:
+        futures = [pool.submit(_fetch_parts, stack, refresh) for stack in chosen]
+        wait(futures)
+    fetched = []
+    for stack, future in zip(chosen, futures):
+        if future.exception() is None:
+            fetched.append(future.result())
+            continue
+        failure = future.exception()
+        say(f"stack {stack.name}: fetching it again alone ({getattr(failure, 'message', None) or failure})")
+        fetched.append(_fetch_parts(stack, refresh))
+    return fetched
+
+
+def _fetch_parts(stack: StackVersions, refresh: bool) -> Distribution:
+    """The stack's Hadoop, Spark and jobs jar, its Java already in place."""
     hadoop_home, spark_home = _homes(stack)
     wanted = [
         ("hadoop", java_dir() / "dist" / "hadoop" / "pom.xml", hadoop_home, "lib", {}, None, ["MANIFEST.json"]),
@@ -267,9 +299,20 @@ def fetch(stack_name: str = stacks.DEFAULT, refresh: bool = False) -> Distributi
          _finish_spark, ["bin/spark-submit", *([] if stack.no_repl else [f"jars/{stack.repl_jar}"])]),
     ]
     for name, pom, home, subdir, extra, finish, parts in wanted:
-        if refresh or not (home / "MANIFEST.json").exists() or not all((home / part).exists() for part in parts):
-            _assemble(stack, name, pom, home, subdir, extra, finish)
+        with _alone(home):
+            if refresh or not (home / "MANIFEST.json").exists() or not all((home / part).exists() for part in parts):
+                _assemble(stack, name, pom, home, subdir, extra, finish)
     return Distribution(stack, hadoop_home, spark_home, build_jobs(stack, refresh))
+
+
+_guard = threading.Lock()
+_being_built: dict[Path, threading.Lock] = {}
+
+
+def _alone(part: Path) -> threading.Lock:
+    """The lock a cached part is made under: stacks fetched side by side may share a version."""
+    with _guard:
+        return _being_built.setdefault(part, threading.Lock())
 
 
 def installed(stack_name: str = stacks.DEFAULT, check: bool = True) -> Distribution:
