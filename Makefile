@@ -21,7 +21,7 @@ DEMO_RUNTIMES ?= native
 DEMO_WORK ?= 0.1
 DEMO_MAX_REPETITIONS ?= 4
 
-.PHONY: setup system-deps app-deps python-deps stack demo test test-cgroup2 unit-test bench clean
+.PHONY: setup system-deps test-system-deps app-deps python-deps stack demo test test-cgroup2 unit-test bench clean
 
 setup: system-deps python-deps stack
 
@@ -60,8 +60,11 @@ TEST_WORKERS ?= 3
 # gives them (--no-loadscope-reorder: xdist would otherwise order them by their number of tests).
 PYTEST := $(BIN)/pytest -v --instafail --durations=25 --timeout=1200
 
-test: setup
+# The tests' Debian packages before setup's, so that apt runs once on a fresh machine.
+test-system-deps:
 	bash scripts/install-system-deps.sh test
+
+test: test-system-deps setup
 	$(BIN)/sbclab calibrate
 	status=0; \
 	$(PYTEST) -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not measurement" tests/integration tests/unit \

@@ -1,6 +1,6 @@
-"""Containers on emulated nodes: a web-capacity cell in a podman container (test_node_benchmarks.py runs
-it natively: Hajji & Tso's comparison), and a container's processes shaped like the node's native ones.
-and Spark's standalone manager with every node's daemons in a container. The node image is built once into sbclab's cache and reused by later runs."""
+"""Containers on emulated nodes: Hajji & Tso's web figure natively and in a podman container, a container's
+processes shaped like the node's native ones, and Spark's standalone manager with every node's daemons in a
+container. The node image is built once into sbclab's cache and reused by later runs."""
 
 import csv
 import os
@@ -12,20 +12,16 @@ import time
 import psutil
 import pytest
 
-from sbclab import workloads
 from sbclab.cluster import containers, nodes, tools
-from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.stack import lifecycle
-from sbclab.workloads.web import SHORTEST_STEP_S
 
-from .conftest import MECHANICS_BOARD, NOTHING, OVERSUBSCRIBED, leaked, measure, remove_if_left, runner, small_spec
+from .conftest import MECHANICS_BOARD, NOTHING, OVERSUBSCRIBED, leaked, measure, remove_if_left, small_spec
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="containers inside emulated nodes need root"),
               pytest.mark.skipif(not shutil.which("podman") or not shutil.which("mmdebstrap"),
                                  reason="podman and mmdebstrap are installed by 'make setup'")]
 
-SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0, busy_window_s=0)  # conftest.MECHANICS_MONITOR
 # Hajji & Tso's board; one worker serves, the master runs httperf.
 SHAPE = {"board": "rpi2b", "storage": "microsd", "workers": 1}
 
@@ -36,39 +32,6 @@ def image():
     runtime = containers.runtime_here()
     assert not isinstance(runtime, str), runtime
     return containers.ensure_image(runtime)
-
-
-def web_cell(name: str, subnet: str, runtime: str, results: ResultsStore):
-    """One web-capacity cell (1 KB, three of the shortest steps at most) on bare nodes of that runtime."""
-    remove_if_left(name)
-    spec = small_spec(name, subnet=subnet, **SHAPE).model_copy(update={"runtime": runtime})
-    with nodes.bare(spec) as transport:
-        cluster = lifecycle.bare_cluster(transport)
-        web = workloads.get("web")
-        done = runner(cluster, results, SETTINGS).measure(
-            web, "node", web.parameters(None, {"node": "worker1", "doc_size": "1KB",
-                                              "step": round(100 / spec.scale.factor), "step_seconds": SHORTEST_STEP_S,
-                                              "max_rate": 300}))
-    return results.runs_matching({done.run_id})[0]
-
-
-def test_web_capacity_in_a_container(image, tmp_path):
-    """The cell test_node_benchmarks.py runs natively, with nginx in a container behind podman's bridge: it
-    answers and sustains at least the first step; the run records its runtime, version and image digest."""
-    assert leaked() == NOTHING
-    results = ResultsStore(tmp_path / "results")
-    try:
-        contained = web_cell("webctr", "10.234.0.0/24", "container", results)
-    finally:
-        remove_if_left("webctr")
-    assert leaked() == NOTHING
-    assert contained.valid, [c for c in contained.validity.checks if not c.passed]
-    assert contained.result["peak_rate"] >= 100 and contained.result["steps"][0]["ok_replies"] > 0
-    assert contained.cluster.runtime == "container" and contained.result["runtime"] == "container"
-    recorded = contained.result["container"]
-    assert recorded["runtime"] == "podman" and recorded["version"]
-    assert recorded["image"] == image.tag and recorded["image_digest"] == image.digest
-    assert recorded["image_digest"].startswith("sha256:")
 
 
 @pytest.mark.measurement  # one busy thread timed natively and in the container: alone on the host
@@ -161,6 +124,13 @@ def test_hajji_and_tsos_web_figure_is_reproduced_natively_and_in_a_container(ima
     assert sorted((r.cluster.runtime, r.parameters["doc_size"]) for r in runs) == \
         [("container", "100KB"), ("container", "1KB"), ("native", "100KB"), ("native", "1KB")]
     assert all(r.valid for r in runs) and len({r.scale.factor for r in runs}) == 1
+    # A container's run says what ran it: the runtime, its version and the image's digest.
+    for contained in (r for r in runs if r.cluster.runtime == "container"):
+        assert contained.result["runtime"] == "container" and contained.result["steps"][0]["ok_replies"] > 0
+        recorded = contained.result["container"]
+        assert recorded["runtime"] == "podman" and recorded["version"]
+        assert recorded["image"] == image.tag and recorded["image_digest"] == image.digest
+        assert recorded["image_digest"].startswith("sha256:")
     rows = list(csv.DictReader(open(results / "reproduction" / "hajjitso2016-figure4.csv")))
     assert sum(1 for r in rows if r["ours_mean"] and r["published"]) == 3, rows
     assert leaked() == NOTHING

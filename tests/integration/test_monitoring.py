@@ -166,7 +166,8 @@ def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(cluster):
 
 def test_hadoop_wordcount_intermediate_data_is_a_multiple_of_its_input(cluster, store):
     """WordCount's intermediate data is measured from the engine and from the devices, and is a multiple of its input."""
-    run = measure(cluster, store, "wordcount", "hadoop", size_bytes=24 * 10**6, monitor=SETTINGS)
+    # 12 MB: what is measured is a ratio to the input, and generating the airline rows is CPU of this host's.
+    run = measure(cluster, store, "wordcount", "hadoop", size_bytes=12 * 10**6, monitor=SETTINGS)
     assert run.valid
     inter = run.measurements.intermediate
     # Unique lines defeat the combiner: map output is the input again, spilled and then merged on

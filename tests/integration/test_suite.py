@@ -31,7 +31,7 @@ from .conftest import host_addresses, listening_sockets, measure, module_cluster
 
 NAME = "suite"
 SIZE = 4 * 10**6
-TINY = {"pi": {"maps": 4, "samples_per_map": 2000}, "dfsio-write": {"files": 2}, "dfsio-read": {"files": 2},
+TINY = {"pi": {"maps": 2, "samples_per_map": 4000}, "dfsio-write": {"files": 2}, "dfsio-read": {"files": 2},
         "pagerank": {"iterations": 1}, "kmeans": {"iterations": 2}, "logreg": {"iterations": 2},
         "tpch": {"queries": "1,3,18"}}
 # The workloads whose job count or reference grows with the input run smaller: TPC-H at the least scale
@@ -250,14 +250,15 @@ def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
     mine = _sbclab(*on_master, "spark-submit", str(script))
     assert mine.returncode == 0 and "DISTINCT 3 ALL 6" in mine.stdout, mine.stderr[-2000:]
 
-    # spark-sql: statements from -e, then from a piped prompt; a bad statement is Spark's one-line refusal.
-    query = ("CREATE TEMPORARY VIEW lines USING text OPTIONS (path '/tmp/words.txt'); "
-             "SELECT word, count(*) FROM lines LATERAL VIEW explode(split(value, ' ')) AS word GROUP BY word ORDER BY word")
-    sql = _sbclab(*on_master, "spark-sql", "--conf", "spark.sql.shuffle.partitions=2", "-e", query)
-    assert sql.returncode == 0 and sql.stdout.splitlines() == ["one\t1", "three\t3", "two\t2"], sql.stderr[-2000:]
-    assert "Fetched 3 row(s)" in sql.stderr
-    typed = _sbclab(*on_master, "spark-sql", stdin="SELECT 6 *\n7;\nSELECT nope FROM nowhere;\nexit;\n")
-    assert typed.returncode == 0 and typed.stdout.strip() == "42" and "Error in query" in typed.stderr, typed.stderr[-2000:]
+    # spark-sql, one application (each costs four JVMs): its options, then statements typed at its prompt
+    # (piped through exec), one over two lines; a bad statement is Spark's one-line refusal.
+    typed = _sbclab(*on_master, "spark-sql", "--conf", "spark.sql.shuffle.partitions=2", stdin=(
+        "CREATE TEMPORARY VIEW lines USING text OPTIONS (path '/tmp/words.txt');\n"
+        "SELECT word, count(*) FROM lines LATERAL VIEW explode(split(value, ' ')) AS word GROUP BY word ORDER BY word;\n"
+        "SELECT 6 *\n7;\nSELECT nope FROM nowhere;\nexit;\n"))
+    assert typed.returncode == 0 and typed.stdout.split() == ["one", "1", "three", "3", "two", "2", "42"], \
+        (typed.stdout, typed.stderr[-2000:])
+    assert "Fetched 3 row(s)" in typed.stderr and "Error in query" in typed.stderr, typed.stderr[-2000:]
 
     # The current stack has no Spark REPL to give (test_cluster.py runs spark-shell on lee-park-2026).
     no_repl = _sbclab(*on_master, "spark-shell")
