@@ -200,6 +200,22 @@ def test_spark_shell_on_the_2026_stack_runs_scala_on_the_cluster(cluster):
     assert done.returncode == 0 and "SUM 10100" in done.stdout, (done.stdout[-1500:], done.stderr[-2000:])
 
 
+def test_sparks_jvms_map_the_class_data_archive_stack_fetch_recorded(cluster):
+    """The quick-start knob gives the driver, the ApplicationMaster and the executors Spark's archive with
+    its classpath jar first (stack/classdata.py), and the master maps it on a Spark daemon's class path:
+    -Xshare:on refuses to start a JVM that could not."""
+    stack, master = cluster.stack, cluster.spec.master
+    found = stack.spark_class_data(master)
+    assert found is not None, "stack fetch records the archive of a stack on Java 13 or later"
+    spark = cluster.configuration["spark-defaults"]
+    assert all(f"-XX:SharedArchiveFile={found.archive}" in spark[key] for key in config.SPARK_OPTS)
+    assert spark["spark.driver.extraClassPath"] == spark["spark.executor.extraClassPath"] == str(found.classpath_jar)
+    argv = stack.spark_java(master, "org.apache.spark.deploy.SparkSubmit", ["--version"], 128)
+    done = stack.transport.capture(master, *stack.command(master, [argv[0], "-Xshare:on", *argv[1:]], stack.env(master)),
+                                   timeout_s=120)
+    assert done.status == 0 and b"version" in done.stdout + done.stderr, done.stderr[-1500:]
+
+
 def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
     """A TeraSort input already in HDFS is found and reused, and making it stores no run of its own."""
     store = ResultsStore(tmp_path / "r")

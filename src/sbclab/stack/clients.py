@@ -157,8 +157,10 @@ def spark_submit_command(stack: Stack, main_class: str | None, resource: Path, a
     submit = ["org.apache.spark.deploy.SparkSubmit", *(["--class", main_class] if main_class else [])]
     for key, value in (conf or {}).items():
         submit += ["--conf", f"{key}={value}"]
+    found = stack.spark_class_data(master)
     launcher = [env["JAVA_HOME"] + "/bin/java", *config.jvm_flags(stack.spec.knobs), "-Xmx128m",
-                "-cp", f"{stack.dist.spark_jars}/*",
+                *(found.flags() if found else []),
+                "-cp", f"{found.classpath_jar}:{stack.dist.spark_jars}/*" if found else f"{stack.dist.spark_jars}/*",
                 "org.apache.spark.launcher.Main", *submit, str(resource), *args]
     done = stack.transport.capture(master, launcher, env, timeout_s=120)
     command = [part.strip() for part in done.stdout.decode().split("\0") if part.strip()]

@@ -20,8 +20,9 @@ from xml.sax.saxutils import escape
 
 from ..cluster.spec import ClusterSpec, NodeSpec
 from ..errors import SbclabError
-from . import buffers, heaps, presets, sizing
+from . import buffers, classdata, heaps, presets, sizing
 from .distribution import Distribution
+from .java import java_home
 
 # Hadoop's YARN web apps (Guice/cglib) reflect into java.lang, closed by default since Java 16.
 ADD_OPENS = "--add-opens=java.base/java.lang=ALL-UNNAMED"
@@ -184,6 +185,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
     for file, overrides in presets.overrides(spec).items():
         values[file].update(overrides)
     for file, overrides in knob_overrides(spec.knobs).items():
+        values[file].update(overrides)
+    for file, overrides in _class_data_settings(spec, dist, values).items():
         values[file].update(overrides)
     for file, name, value in spec.settings:
         values[file][name] = value
@@ -394,6 +397,27 @@ def _memory_overrides(spec: ClusterSpec) -> dict[tuple[str, str], str]:
 def jvm_flags(knob_names) -> list[str]:
     """Flags every JVM of the cluster starts with, from its knobs."""
     return [QUICK_START] if "quick-start" in knob_names else []
+
+
+def maps_class_data(spec: ClusterSpec) -> bool:
+    """Whether the cluster's Spark JVMs map the stack's class-data archive (classdata.py): the quick-start
+    knob's, where every node runs this host's Java and distribution (a board runs its own)."""
+    return "quick-start" in spec.knobs and spec.backend != "ssh"
+
+
+SPARK_OPTS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions", "spark.yarn.am.extraJavaOptions")
+
+
+def _class_data_settings(spec: ClusterSpec, dist: Distribution, values: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Spark's archive in the java options of its driver, ApplicationMaster and executors, and its
+    classpath jar first on their class path (the extraClassPath settings come first)."""
+    found = classdata.of(dist.spark_home, java_home(dist.stack.java)) if maps_class_data(spec) else None
+    if found is None:
+        return {}
+    extra = " ".join(found.flags())
+    return {"spark-defaults": {**{key: f"{values['spark-defaults'].get(key, '')} {extra}".strip() for key in SPARK_OPTS},
+                               "spark.driver.extraClassPath": str(found.classpath_jar),
+                               "spark.executor.extraClassPath": str(found.classpath_jar)}}
 
 
 def knob_overrides(knob_names) -> dict[str, dict[str, str]]:

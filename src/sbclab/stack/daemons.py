@@ -23,7 +23,7 @@ from ..cluster import containers
 from ..cluster.spec import NodeSpec
 from ..cluster.transport import Transport
 from ..errors import SbclabError
-from . import config, heaps, sizing
+from . import classdata, config, heaps, sizing
 from .distribution import Distribution
 from .java import java_home
 from .record import ContainerRecord, StackRecord
@@ -182,6 +182,13 @@ class Stack:
             **({"SPARK_LOCAL_IP": "127.0.0.1"} if self.spec.backend == "processes" else {}),
         }
 
+    def spark_class_data(self, node: NodeSpec) -> classdata.ClassData | None:
+        """Spark's class-data archive where the node's Spark JVMs map it: quick-start clusters whose
+        nodes run this host's Java and distribution."""
+        if not config.maps_class_data(self.spec):
+            return None
+        return classdata.of(self.dist.spark_home, self.java_home(node))
+
     def java(self, node: NodeSpec, main_class: str, args: list[str], *, heap_mb: int | None = None,
              add_opens: bool = False, log_file: str | None = None, client: bool = False) -> list[str]:
         """A `java` command line on the node's Hadoop classpath, the way bin/hadoop would build it."""
@@ -201,8 +208,11 @@ class Stack:
     def spark_java(self, node: NodeSpec, main_class: str, args: list[str], heap_mb: int) -> list[str]:
         """A `java` command line on the node's Spark classpath, the way sbin/start-*.sh would build it."""
         layout = self.layout(node)
-        return [str(self.java_home(node) / "bin" / "java"), *config.jvm_flags(self.spec.knobs), f"-Xmx{heap_mb}m",
-                "-cp", f"{layout.conf_dir}:{self.dist.spark_jars}/*", main_class, *args]
+        classpath = f"{layout.conf_dir}:{self.dist.spark_jars}/*"
+        found = self.spark_class_data(node)
+        flags, classpath = ([], classpath) if found is None else (found.flags(), f"{found.classpath_jar}:{classpath}")
+        return [str(self.java_home(node) / "bin" / "java"), *config.jvm_flags(self.spec.knobs), *flags,
+                f"-Xmx{heap_mb}m", "-cp", classpath, main_class, *args]
 
     # --- where commands run: on the node, or in its container ----------------------------------
 
@@ -226,10 +236,11 @@ class Stack:
         return inside, self.transport.base_env(node)
 
     def container_mounts(self, node: NodeSpec) -> tuple[containers.Mount, ...]:
-        """What of the node its container sees at the same paths: the distribution, the jobs and Java
-        read-only; the node's folder, disk and logs as they are."""
+        """What of the node its container sees at the same paths: the distribution, the jobs, Java and
+        Spark's class-data archive read-only; the node's folder, disk and logs as they are."""
         layout = self.layout(node)
-        shared = (self.dist.hadoop_home, self.dist.spark_home, self.dist.jobs_jar.parent, self.java_home(node))
+        shared = (self.dist.hadoop_home, self.dist.spark_home, self.dist.jobs_jar.parent, self.java_home(node),
+                  *((found.archive.parent,) if (found := self.spark_class_data(node)) else ()))
         own = dict.fromkeys((self.transport.node_dir(node), layout.disk, layout.log_dir))
         return (tuple(containers.Mount(path.resolve(), path, read_only=True) for path in shared)
                 + tuple(containers.Mount(path.resolve(), path) for path in own))

@@ -8,6 +8,7 @@ Layout (mirrors the Apache tarballs where it matters to the launchers):
   cache/spark-<version>/bin/spark-submit               what PySpark's driver starts its JVM with
   cache/*/MANIFEST.json                                sha256 of every file, checked before each `cluster up`
   cache/jobs/spark-<version>/sbclab-jobs-spark-<version>.jar   sbclab's jobs compiled against that Spark
+  cache/classdata/spark-<version>/                      what quick-start Spark JVMs map rather than load (classdata.py)
 """
 
 import json
@@ -28,8 +29,8 @@ from typing import Callable
 from .. import atomic, paths
 from ..digest import sha256
 from ..errors import SbclabError
-from . import versions as stacks
-from .java import ensure_java, java_version
+from . import classdata, versions as stacks
+from .java import ensure_java, java_home, java_version
 from .versions import StackVersions
 
 
@@ -301,8 +302,13 @@ def _fetch_parts(stack: StackVersions, refresh: bool) -> Distribution:
     for name, pom, home, subdir, extra, finish, parts in wanted:
         with _alone(home):
             if refresh or not (home / "MANIFEST.json").exists() or not all((home / part).exists() for part in parts):
+                # An archive holds the size and time of every jar it was recorded from.
+                shutil.rmtree(classdata.folder(home), ignore_errors=True)
                 _assemble(stack, name, pom, home, subdir, extra, finish)
-    return Distribution(stack, hadoop_home, spark_home, build_jobs(stack, refresh))
+    dist = Distribution(stack, hadoop_home, spark_home, build_jobs(stack, refresh))
+    with _alone(classdata.folder(spark_home)):
+        classdata.record_spark(dist, java_home(stack.java), paths.cache_dir())
+    return dist
 
 
 _guard = threading.Lock()
