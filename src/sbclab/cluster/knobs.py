@@ -48,8 +48,8 @@ KNOBS = (
     Knob("quick-start", "start short jobs sooner: every JVM of the cluster (daemons, clients, MapReduce "
          "tasks, Spark's driver and executors) with the C1 compiler only, Spark's JVMs mapping the class-data "
          "archive 'stack fetch' recorded (where the nodes run this host's Java), no Spark driver web UI",
-         "-XX:TieredStopAtLevel=1\n-XX:SharedArchiveFile=CACHE/classdata/spark-VERSION/JAVA.jsa\n"
-         "spark.driver.extraClassPath, spark.executor.extraClassPath=its classpath jar\nspark.ui.enabled=false",
+         "-XX:TieredStopAtLevel=1\n-XX:SharedArchiveFile=CACHE/classdata/spark-VERSION/JAVA.jsa, its classpath "
+         "jar first (spark.*.extraClassPath)\nspark.ui.enabled=false",
          "every java command line, the task JVMs' options and spark-defaults.conf", False,
          "sbclab (docs/notes.md): a short-lived Hadoop client used 40 % less CPU to start; a tiny Spark "
          "job's JVMs 23 % less with the archive",
