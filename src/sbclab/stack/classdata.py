@@ -28,19 +28,22 @@ import subprocess
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .. import paths
+from .. import atomic, paths
 from ..errors import SbclabError
-from .java import major_of
+from .java import major_at
+
+if TYPE_CHECKING:  # distribution.py records the archives as it fetches
+    from .distribution import Distribution
 
 MIN_JAVA = 13
 # HotSpot prints a warning to standard output when it cannot use an archive; a client's output is parsed.
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 CLASSPATH_JAR = "classpath.jar"
-# Configuration a jar may hold at its root that must not shadow the cluster's own (Hadoop's
-# mapreduce-client-jobclient tests jar holds a log4j.properties).
+# Configuration a jar may hold at its root that must not shadow the cluster's own (a log4j file, or a
+# *-site.xml; Hadoop's mapreduce-client-jobclient tests jar holds a log4j.properties).
 _CONFIGURATION = ("log4j.properties", "log4j2.properties", "log4j2.xml", "log4j.xml")
 _MANIFEST_WIDTH = 72
 
@@ -60,20 +63,10 @@ def folder(engine_home: Path) -> Path:
     return paths.cache_dir() / "classdata" / engine_home.name
 
 
-@cache
-def _major(java_home: Path) -> int | None:
-    try:
-        out = subprocess.run([str(java_home / "bin" / "java"), "-version"], capture_output=True, text=True,
-                             timeout=30).stderr
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return major_of(out)
-
-
 def _java_identity(java_home: Path) -> str | None:
     """A name for the Java build: an archive is valid only for the JVM that wrote it."""
     libjvm = next(iter(sorted(java_home.resolve().glob("lib/server/libjvm.so"))), None)
-    major = _major(java_home)
+    major = major_at(java_home)
     if libjvm is None or major is None or major < MIN_JAVA:
         return None
     stat = libjvm.stat()
@@ -120,16 +113,8 @@ def write_classpath_jar(jars_dir: Path, target: Path) -> Path:
         with zipfile.ZipFile(target) as existing:
             if existing.read("META-INF/MANIFEST.MF").decode() == manifest:
                 return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        with zipfile.ZipFile(tmp, "w") as out:
-            out.writestr("META-INF/MANIFEST.MF", manifest)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    with atomic.open_for_write(target) as out, zipfile.ZipFile(out, "w") as jar:
+        jar.writestr("META-INF/MANIFEST.MF", manifest)
     return target
 
 
@@ -154,9 +139,8 @@ def record(archive: Path, classpath_jar: Path, java_home: Path, training: list[s
         if done.returncode != 0 or check is None or check.returncode != 0:
             raise SbclabError(f"Recording the class-data archive {archive.name} of {archive.parent.name} failed.",
                               f"Read {log}.")
-        staged = archive.with_name(f".{archive.name}.{os.getpid()}.tmp")
-        shutil.copyfile(recorded, staged)
-        os.replace(staged, archive)
+        with open(recorded, "rb") as source, atomic.open_for_write(archive) as out:
+            shutil.copyfileobj(source, out, 1 << 20)
     return ClassData(classpath_jar, archive)
 
 
@@ -164,7 +148,7 @@ def record(archive: Path, classpath_jar: Path, java_home: Path, training: list[s
 SPARK_TRAINING_SQL = "SELECT id % 7 AS k, count(*) AS n, sum(id) AS s FROM range(0, 20000, 1, 4) GROUP BY k ORDER BY k"
 
 
-def record_spark(dist, java_home: Path, logs: Path) -> None:
+def record_spark(dist: "Distribution", java_home: Path, logs: Path) -> None:
     """The stack's Spark archive where missing, from a local Spark SQL job whose command line Spark's
     launcher builds as it does a driver's, with the classpath jar as the driver's class path."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "JAVA_HOME": str(java_home),

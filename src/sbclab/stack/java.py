@@ -28,6 +28,12 @@ def _major(java: Path) -> int | None:
 
 
 @cache
+def major_at(home: Path) -> int | None:
+    """The major version of the Java at home, None where there is none."""
+    return _major(home / "bin" / "java")
+
+
+@cache
 def java_home(majors: tuple[int, ...]) -> Path:
     """SBCLAB_JAVA_HOME, else JAVA_HOME, else the newest JDK of one of these majors under /usr/lib/jvm,
     else one sbclab assembled in its cache."""
