@@ -22,6 +22,7 @@ import psutil
 from .. import profiles
 from ..errors import SbclabError
 from . import cgroups, containers, dirty, reaper, system
+from .host_setting import HostSetting
 from .local import LocalTransport
 from .spec import NodeSpec
 from .state import ClusterState
@@ -144,15 +145,11 @@ class EmulatedTransport(LocalTransport):
         self._start_page_cache_governor()
 
     def _enable_delay_accounting(self) -> None:
-        """A node's iowait is its threads' block-I/O delay, which the kernel counts only when asked."""
-        try:
-            previous = DELAY_ACCOUNTING.read_text().strip()
-        except OSError:
-            return  # an older kernel: nodes are sampled without iowait, and the samples say so
-        if previous == "1":
-            return
-        self.state.record("sysctl", path=str(DELAY_ACCOUNTING), previous=previous)
-        DELAY_ACCOUNTING.write_text("1\n")
+        """A node's iowait is its threads' block-I/O delay, which the kernel counts only when asked: a
+        switch of the whole host, held while any cluster on it needs it (host_setting.py)."""
+        self.state.record("host_setting", path=str(DELAY_ACCOUNTING))
+        # An older kernel has no switch: nodes are sampled without iowait, and the samples say so.
+        HostSetting(DELAY_ACCOUNTING, "1").hold(self.state.root)
 
     def _create_bridge(self) -> None:
         br = self.bridge()
@@ -480,8 +477,10 @@ class EmulatedTransport(LocalTransport):
         if kind == "etc_netns":
             shutil.rmtree(entry["path"], ignore_errors=True)
             return not Path(entry["path"]).exists()
-        if kind == "sysctl":
-            if not [n for n in ClusterState.names() if n != self.spec.name]:  # another cluster still samples
+        if kind == "host_setting":
+            return HostSetting(Path(entry["path"]), "1").release(self.state.root)
+        if kind == "sysctl":  # recorded by an sbclab before host settings were held in common
+            if not [n for n in ClusterState.names() if n != self.spec.name]:
                 try:
                     Path(entry["path"]).write_text(entry["previous"] + "\n")
                 except OSError:
