@@ -85,8 +85,8 @@ def pytest_configure(config):
 # on one worker, the fault module and then the SSH boards on the others — and the short modules and
 # then the unit tests fill the end (durations in docs/notes.md "Test time").
 MODULE_ORDER = ("test_suite", "test_faults", "test_small_boards", "test_ssh_boards", "test_containers",
-                "test_reproduce", "test_cluster", "test_debian13_boards", "test_seed_stacks", "test_layouts",
-                "test_wheel")
+                "test_reproduce", "test_cluster", "test_monitoring", "test_debian13_boards", "test_seed_stacks",
+                "test_layouts", "test_wheel")
 
 
 def pytest_collection_modifyitems(items):
@@ -230,7 +230,7 @@ def small_spec(name: str, backend: str | None = None, knobs: tuple[str, ...] = (
                spark_manager: str = "yarn", stack: str = stack_versions.DEFAULT, **kw) -> spec.ClusterSpec:
     """Master + 2 workers (or `workers`) of this host's default backend. The tests' clusters start their JVMs with
     the quick-start knob (C1 only): they check what sbclab does, on data so small that a JVM's
-    start-up is most of a job; the measurement tests (test_monitoring) keep the default JVMs."""
+    start-up is most of a job; test_monitoring keeps the default JVMs, whose runs it measures."""
     built = spec.build(name=name, backend=backend or default_backend(), workers=workers, disk_bytes=2 * 2**30, **kw)
     return built.model_copy(update={"knobs": knobs, "spark_manager": spark_manager, "stack": stack})
 
@@ -306,7 +306,7 @@ def remove_if_left(name: str) -> None:
         nodes.down(name, force=True)
 
 
-# The too-busy check is test_diagnostics' and test_monitoring's: a test of mechanics shares this host
+# The too-busy check is test_diagnostics': a test of mechanics shares this host
 # with two others, so each of its runs would be flagged, and the check's window costs every run 2 s.
 MECHANICS_MONITOR = MonitorSettings(busy_window_s=0)
 
@@ -384,3 +384,11 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def two_second_windows(columns: dict) -> list[float]:
+    """Host cores used, averaged over two seconds: the quota holds per CFS period and the balancer
+    moves threads between virtual cores, so one half-second sample may hold a little more."""
+    used, dts = columns["cpu_cores_used"], columns["dt"]
+    return [sum(u * d for u, d in zip(used[i:i + 4], dts[i:i + 4])) / sum(dts[i:i + 4])
+            for i in range(len(used) - 3) if None not in used[i:i + 4]]

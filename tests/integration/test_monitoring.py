@@ -2,6 +2,10 @@
 counters, the CPU quota in the CPU series, intermediate data of Hadoop WordCount, the idle
 baseline, power sources that answer and ones that do not, and a sampler killed mid-run.
 
+What is checked holds beside other tests (volumes against counters, a node's CPU under its quota,
+series against totals, sources and gaps), so these run with the tests of mechanics; a node's whole
+quota and its I/O wait read alone on the host are test_node_benchmarks.py's measurements.
+
 The cluster uses the `stock` preset (dfs.replication=3 on two DataNodes, so every block is written
 twice, once across the network): that makes the expected device and network volumes exact
 multiples of what HDFS reports.
@@ -10,7 +14,6 @@ multiples of what HDFS reports.
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,20 +22,19 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sbclab.monitor import idle, series
+from sbclab.monitor import idle
 from sbclab.report import build, html
-from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 
-from .conftest import OVERSUBSCRIBED, measure, module_cluster
+from .conftest import OVERSUBSCRIBED, measure, module_cluster, two_second_windows
 
-# What these tests assert is what an emulated node measures: make test runs them alone on the host.
-pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)"),
-              pytest.mark.measurement]
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="per-node figures need the emulated backend (root)")
 
 NAME = "mon"
-SETTINGS = MonitorSettings(hz=2, margin_s=1, idle_baseline_s=3)
+# No check of how busy the host is before a run (busy_window_s 0): other tests run beside these;
+# test_diagnostics.py has that check.
+SETTINGS = MonitorSettings(hz=2, margin_s=1, idle_baseline_s=3, busy_window_s=0)
 FIXTURES = Path(__file__).parent.parent / "unit" / "fixtures" / "monitor"
 
 
@@ -66,7 +68,9 @@ def test_idle_baseline_and_clock_offsets(cluster, store):
     assert set(baseline["watts"]) == {"master", "worker1", "worker2"}
     for watts in baseline["watts"].values():
         assert 5.54 <= watts < 10.31, "idle between the Pi 5 profile's idle and full-load watts"
-    assert all(abs(o["offset_s"]) < 0.5 for o in baseline["clock_offsets"].values()), "nodes share this host's clock"
+    # The nodes share this host's clock: each offset is within its reading's own uncertainty (half the
+    # time the node took to answer, which a busy host lengthens).
+    assert all(abs(o["offset_s"]) <= o["uncertainty_s"] + 0.01 for o in baseline["clock_offsets"].values())
     assert (store.root / baseline["series"]).exists()
 
 
@@ -106,62 +110,6 @@ def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, stor
     assert any(n.endswith("map phase") for n in names) and "hadoop teragen" in names
     assert not m.flags, m.flags
     assert m.cluster_power.energy_j > 0 and all(p.coverage > 0.9 for p in m.power.values())
-
-
-def two_second_windows(columns: dict) -> list[float]:
-    """Host cores used, averaged over two seconds: the quota holds per CFS period and the balancer
-    moves threads between virtual cores, so one half-second sample may hold a little more."""
-    used, dts = columns["cpu_cores_used"], columns["dt"]
-    return [sum(u * d for u, d in zip(used[i:i + 4], dts[i:i + 4])) / sum(dts[i:i + 4])
-            for i in range(len(used) - 3) if None not in used[i:i + 4]]
-
-
-def test_a_node_busy_on_every_core_reads_as_its_whole_quota(cluster):
-    """stress-ng on each of a worker's four cores: the node uses its whole quota and never more, and
-    its CPU series says it was fully busy; the other workers see none of it."""
-    worker = cluster.spec.node("worker1")
-    recorder = Recorder(cluster.transport, "stress", SETTINGS)
-    recorder.start()
-    argv, join = cluster.transport.launch(worker, ["stress-ng", "--cpu", "4", "--timeout", "5s"])
-    subprocess.run(argv, preexec_fn=join, check=True, capture_output=True)
-    raw = recorder.stop()
-    rows, _ = series.build(raw.nodes["worker1"]["samples"], raw.nodes["worker1"]["target"], recorder.interval)
-    columns = {"cpu_cores_used": [r["cpu_cores_used"] for r in rows], "dt": [r["dt"] for r in rows]}
-    windows = two_second_windows(columns)
-    assert 0.8 * worker.cpu_cores <= max(windows) <= 1.05 * worker.cpu_cores, windows
-    assert max((r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) for r in rows) >= 80
-    other, _ = series.build(raw.nodes["worker2"]["samples"], raw.nodes["worker2"]["target"], recorder.interval)
-    assert max(r["cpu_cores_used"] or 0 for r in other) < 0.3 * worker.cpu_cores
-
-
-def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(cluster):
-    """One writer with direct I/O on a 4-core board: a quarter of the node waits for I/O, the
-    medium runs at its limit, and the other nodes see none of it."""
-    worker = cluster.spec.node("worker1")
-    recorder = Recorder(cluster.transport, "dd", SETTINGS)
-    recorder.start()
-    megabytes = max(64, int(worker.disk_write_bytes_s * 4 / 2**20))  # about four seconds at the limit
-    disk = cluster.transport.node_disk(worker)
-    argv, join = cluster.transport.launch(worker, ["dd", "if=/dev/zero", f"of={disk}/dd", "bs=1M",
-                                                   f"count={megabytes}", "oflag=direct"])
-    subprocess.run(argv, preexec_fn=join, check=True, capture_output=True)
-    raw = recorder.stop()
-    (disk / "dd").unlink()
-    rows, _ = series.build(raw.nodes["worker1"]["samples"], raw.nodes["worker1"]["target"], recorder.interval)
-    writing = [r for r in rows if (r["disk_write_bps"] or 0) > 0.8 * worker.disk_write_bytes_s]
-    assert len(writing) >= 3, rows
-    # The throttle releases bytes per slice, which half-second samples do not line up with (1.19x the
-    # limit was seen in one sample); together the writing samples hold the limit.
-    rates = [r["disk_write_bps"] for r in writing]
-    assert sum(rates) / len(rates) <= 1.05 * worker.disk_write_bytes_s and max(rates) <= 1.3 * worker.disk_write_bytes_s, rates
-    for r in writing:
-        assert r["disk_busy_pct"] >= 80, r
-    # A wait is accounted when it ends, so one half-second sample can hold a little more than its
-    # share (30 % was seen); over the writing samples together one thread of four is a quarter.
-    iowait = [r["cpu_iowait_pct"] for r in writing]
-    assert 15 <= sum(iowait) / len(iowait) <= 26 and max(iowait) <= 35, iowait
-    other, _ = series.build(raw.nodes["worker2"]["samples"], raw.nodes["worker2"]["target"], recorder.interval)
-    assert max(r["cpu_iowait_pct"] for r in other) < 5 and max(r["disk_write_bps"] for r in other) < 2**20
 
 
 def test_hadoop_wordcount_intermediate_data_is_a_multiple_of_its_input(cluster, store):

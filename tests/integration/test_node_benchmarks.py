@@ -1,6 +1,8 @@
-"""The seeds' per-node benchmarks, HPL, NetPIPE and web capacity on bare emulated nodes, at small sizes."""
+"""The seeds' per-node benchmarks, HPL, NetPIPE and web capacity on bare emulated nodes, at small sizes; and a
+node's own accounting of its CPU quota and of a thread waiting on its throttled disk."""
 
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -11,15 +13,19 @@ from sbclab import profiles, workloads
 from sbclab.analysis import calibration_check
 from sbclab.cluster import cgroups
 from sbclab.experiments.orchestrator import cluster_for
+from sbclab.monitor import series
+from sbclab.monitor.recorder import Recorder
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.workloads import web
 
-from .conftest import NOTHING, leaked, remove_if_left, runner, small_spec
+from .conftest import NOTHING, leaked, remove_if_left, runner, small_spec, two_second_windows
 
-# What these tests assert is what an emulated node measures: make test runs them alone on the host.
-pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota, link, disk) needs the emulated backend"),
-              pytest.mark.measurement]
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="node shaping (quota, link, disk) needs the emulated backend")
+# The tests marked `measurement` assert what an emulated node measures: make test runs them alone on the
+# host, on a cluster of their own. The others check that a benchmark runs and gives a well-formed answer,
+# which holds beside other tests: they run with the tests of mechanics.
+measurement = pytest.mark.measurement
 
 NAME = "inode"
 SETTINGS = MonitorSettings(hz=2, margin_s=0.5, idle_baseline_s=0, busy_window_s=0)  # conftest.MECHANICS_MONITOR
@@ -45,6 +51,7 @@ def run(ctx, workload: str, engine: str, **params):
     return back
 
 
+@measurement
 def test_cpu_storage_network_and_power_figures_are_stored(ctx):
     """sysbench scales with threads up to the board's cores, fio stays under the medium's shaped speed, iperf3 and
     stress/idle power are stored."""
@@ -127,6 +134,7 @@ def test_netpipe_gives_a_curve(ctx, transport):
     assert len(back.result["points"]) > 10 and back.result["latency_us"] > 0 and back.result["peak_mbit_s"] > 0
 
 
+@measurement
 def test_web_capacity_steps_until_replies_fall_short(ctx):
     """httperf steps the request rate against nginx until replies fall short, then narrows the peak down;
     the peak is consistent with the link."""
@@ -149,6 +157,7 @@ def test_web_capacity_steps_until_replies_fall_short(ctx):
     assert at_peak and at_peak[0]["cpu_of"] == worker.name and at_peak[0]["cpu_busy_pct"] is not None
 
 
+@measurement
 def test_busy_threads_each_get_one_virtual_core(ctx, tmp_path):
     """As many busy threads as the board has cores, one per virtual core: each thread runs at one
     board core's speed (its core's quota), none shares a core while another core idles."""
@@ -184,3 +193,55 @@ def _stress_threads(group: cgroups.NodeCgroup) -> list[int]:
 
 def _ran_ns(tid: int) -> int:
     return int(Path(f"/proc/{tid}/task/{tid}/schedstat").read_text().split()[0])
+
+
+@measurement
+def test_a_node_busy_on_every_core_reads_as_its_whole_quota(ctx):
+    """stress-ng on each of a worker's four cores: the node uses its whole quota and never more, and
+    its CPU series says it was fully busy; the other workers see none of it."""
+    cluster = ctx.cluster
+    worker = cluster.spec.node("worker1")
+    recorder = Recorder(cluster.transport, "stress", SETTINGS)
+    recorder.start()
+    argv, join = cluster.transport.launch(worker, ["stress-ng", "--cpu", "4", "--timeout", "5s"])
+    subprocess.run(argv, preexec_fn=join, check=True, capture_output=True)
+    raw = recorder.stop()
+    rows, _ = series.build(raw.nodes["worker1"]["samples"], raw.nodes["worker1"]["target"], recorder.interval)
+    columns = {"cpu_cores_used": [r["cpu_cores_used"] for r in rows], "dt": [r["dt"] for r in rows]}
+    windows = two_second_windows(columns)
+    assert 0.8 * worker.cpu_cores <= max(windows) <= 1.05 * worker.cpu_cores, windows
+    assert max((r["cpu_user_pct"] or 0) + (r["cpu_system_pct"] or 0) for r in rows) >= 80
+    other, _ = series.build(raw.nodes["worker2"]["samples"], raw.nodes["worker2"]["target"], recorder.interval)
+    assert max(r["cpu_cores_used"] or 0 for r in other) < 0.3 * worker.cpu_cores
+
+
+@measurement
+def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(ctx):
+    """One writer with direct I/O on a 4-core board: a quarter of the node waits for I/O, the
+    medium runs at its limit, and the other nodes see none of it."""
+    cluster = ctx.cluster
+    worker = cluster.spec.node("worker1")
+    recorder = Recorder(cluster.transport, "dd", SETTINGS)
+    recorder.start()
+    megabytes = max(64, int(worker.disk_write_bytes_s * 4 / 2**20))  # about four seconds at the limit
+    disk = cluster.transport.node_disk(worker)
+    argv, join = cluster.transport.launch(worker, ["dd", "if=/dev/zero", f"of={disk}/dd", "bs=1M",
+                                                   f"count={megabytes}", "oflag=direct"])
+    subprocess.run(argv, preexec_fn=join, check=True, capture_output=True)
+    raw = recorder.stop()
+    (disk / "dd").unlink()
+    rows, _ = series.build(raw.nodes["worker1"]["samples"], raw.nodes["worker1"]["target"], recorder.interval)
+    writing = [r for r in rows if (r["disk_write_bps"] or 0) > 0.8 * worker.disk_write_bytes_s]
+    assert len(writing) >= 3, rows
+    # The throttle releases bytes per slice, which half-second samples do not line up with (1.19x the
+    # limit was seen in one sample); together the writing samples hold the limit.
+    rates = [r["disk_write_bps"] for r in writing]
+    assert sum(rates) / len(rates) <= 1.05 * worker.disk_write_bytes_s and max(rates) <= 1.3 * worker.disk_write_bytes_s, rates
+    for r in writing:
+        assert r["disk_busy_pct"] >= 80, r
+    # A wait is accounted when it ends, so one half-second sample can hold a little more than its
+    # share (30 % was seen); over the writing samples together one thread of four is a quarter.
+    iowait = [r["cpu_iowait_pct"] for r in writing]
+    assert 15 <= sum(iowait) / len(iowait) <= 26 and max(iowait) <= 35, iowait
+    other, _ = series.build(raw.nodes["worker2"]["samples"], raw.nodes["worker2"]["target"], recorder.interval)
+    assert max(r["cpu_iowait_pct"] for r in other) < 5 and max(r["disk_write_bps"] for r in other) < 2**20
