@@ -36,7 +36,7 @@ COMMANDS = {
     "stack": ("software", "stack_group"),
     "profiles": ("software", "profiles_group"),
     "calibrate": ("software", "calibrate_command"),
-    "data": ("software", "data_group"),
+    "data": ("data", "data_group"),
 }
 
 

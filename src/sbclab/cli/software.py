@@ -1,16 +1,13 @@
-"""What sbclab works with: `sbclab stack fetch`, `profiles list|show`, `calibrate` and `data generate`."""
+"""What sbclab works with: `sbclab stack fetch`, `profiles list|show` and `calibrate`."""
 
-import sys
-from contextlib import nullcontext
 from pathlib import Path
 
 import click
 import yaml
 
-from .. import atomic, profiles
+from .. import profiles
 from ..analysis import calibration_check
 from ..cluster import calibration, spec as cluster_spec
-from ..data import airline
 from ..errors import SbclabError
 from ..results.store import ResultsStore
 from ..stack import distribution, versions as stack_versions
@@ -172,33 +169,3 @@ def print_calibration_check(runs) -> bool:
                   f"1 where sysbench's calibration holds; a verdict holds inside {low:.2f}-{high:.2f}, margin "
                   f"{calibration_check.MARGIN_WHY}.")
     return True
-
-
-@click.group("data")
-def data_group():
-    """Input data for the workloads."""
-
-
-@data_group.command("generate")
-@click.option("--bytes", "size_bytes", callback=size, required=True, help="How much to write, e.g. 1GB; whole lines only.")
-@click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same bytes.")
-@click.option("--first-variant", type=click.IntRange(0), default=0, show_default=True,
-              help="Where in the sequence of block variants to start (parts written in parallel use disjoint ranges).")
-@click.option("--block-bytes", callback=size, default=None,
-              help="Rows rendered once and rewritten per copy (default 32MiB); part of what makes the output.")
-@click.option("--source", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
-              help="A real airline CSV (e.g. 2006.csv) to append to itself instead of generating rows.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="File to write (default: standard output).")
-@click.option("--header", is_flag=True, help="Start with the ASA column names (the seeds' inputs did not strip it).")
-def data_generate(size_bytes, seed, first_variant, block_bytes, source, output, header):
-    """Airline-schema CSV (the 29 ASA Data Expo columns), deterministic for a seed."""
-    with (atomic.open_for_write(output) if output else nullcontext(sys.stdout.buffer)) as out:
-        if header:
-            out.write((airline.HEADER + "\n").encode())
-            size_bytes -= len(airline.HEADER) + 1
-        if source:
-            airline.append_source(source, out, size_bytes)
-        else:
-            airline.AirlineGenerator(seed=seed, block_bytes=block_bytes or airline.DEFAULT_BLOCK_BYTES).write(
-                out, size_bytes, first_variant)

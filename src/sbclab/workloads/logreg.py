@@ -17,7 +17,6 @@ import math
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from .. import paths
 from ..data import classes
@@ -51,7 +50,7 @@ def least_accuracy(points: int, truth: classes.Classes) -> float:
     angle = min(allowed_angle(points, truth), math.pi / 2)
     moved = STANDARD_ERRORS * standard_error(points, truth) / truth.separation
     half = truth.separation / 2
-    return float((norm.cdf(math.cos(angle) * (half - moved)) + norm.cdf(math.cos(angle) * (half + moved))) / 2)
+    return (classes.normal_cdf(math.cos(angle) * (half - moved)) + classes.normal_cdf(math.cos(angle) * (half + moved))) / 2
 
 
 def fewest_points(dimensions: int, separation: float) -> int:
