@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy.special import expit
+from scipy.special import expit, log_expit
+from scipy.stats import norm
 
 from sbclab import workloads
 from sbclab.data import classes
@@ -130,3 +131,12 @@ def test_parameters_are_checked_with_one_sentence_and_what_to_do():
         workload.check_parameters(small)
     needed = int(raised.value.message.split("at least ")[1].split(" bytes")[0].replace(",", ""))
     workload.check_parameters(workload.parameters(needed, {"dimensions": 50}))
+
+
+def test_the_normal_distribution_and_the_log_logistic_are_scipys_to_the_last_digits():
+    """Φ and log σ from math and numpy (so that listing the workloads imports no scipy) against scipy's own,
+    far into both tails, where a naive log(1 / (1 + e^-z)) overflows."""
+    for x in (-8.0, -3.5, -1.0, 0.0, 0.3, 2.0, 6.0):
+        assert classes.normal_cdf(x) == pytest.approx(norm.cdf(x), rel=1e-12, abs=1e-300)
+    z = np.array([-800.0, -40.0, -1.0, 0.0, 1.5, 40.0, 800.0])
+    assert np.allclose(classes.log_logistic(z), log_expit(z), rtol=1e-12, atol=0)

@@ -38,11 +38,12 @@ class HostSetting:
     def hold(self, cluster_root: Path) -> bool:
         """Set it for this cluster (its state folder) if it is not set already; False where the
         kernel has no such setting (an older kernel)."""
-        try:
-            current = self.path.read_text().strip()
-        except OSError:
+        if not self.path.exists():
             return False
+        # Read under the lock: a last holder letting go in between would otherwise put the value back
+        # after this cluster saw it set.
         with self._locked():
+            current = self.path.read_text().strip()
             found = self.folder / "found"
             if current != self.wanted:
                 if not found.exists():

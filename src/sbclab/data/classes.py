@@ -25,11 +25,12 @@ FEWEST_POINTS = 1000
 CHUNK_POINTS = 100_000  # points drawn and written at a time: memory stays flat whatever the size
 
 
-# Φ and the logistic function from math and numpy: scipy's statistics take most of a second to import,
-# which every sbclab command that lists the workloads (this module is logistic regression's) would pay.
+# Φ and the logistic function from math and numpy, checked against scipy's in tests/unit/test_logreg.py:
+# scipy's statistics take most of a second to import, which every sbclab command that lists the
+# workloads (this module is logistic regression's) would pay.
 def normal_cdf(x: float) -> float:
     """Φ(x), the standard normal's distribution function."""
-    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))  # erfc: no cancellation in the lower tail
 
 
 def log_logistic(z: np.ndarray) -> np.ndarray:

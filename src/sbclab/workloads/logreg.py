@@ -49,8 +49,8 @@ def least_accuracy(points: int, truth: classes.Classes) -> float:
     standard errors δ from the true one: each class's centre is cos θ·(s/2 ∓ δ) from it."""
     angle = min(allowed_angle(points, truth), math.pi / 2)
     moved = STANDARD_ERRORS * standard_error(points, truth) / truth.separation
-    half = truth.separation / 2
-    return (classes.normal_cdf(math.cos(angle) * (half - moved)) + classes.normal_cdf(math.cos(angle) * (half + moved))) / 2
+    half, turned = truth.separation / 2, math.cos(angle)
+    return (classes.normal_cdf(turned * (half - moved)) + classes.normal_cdf(turned * (half + moved))) / 2
 
 
 def fewest_points(dimensions: int, separation: float) -> int:
