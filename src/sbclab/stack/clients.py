@@ -5,16 +5,17 @@ which builds the driver command line (module flags, classpath) exactly as `spark
 """
 
 import shlex
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from urllib.parse import quote
-
 import requests
 
 from ..errors import SbclabError
-from . import config, counters as engine_counters
+from . import config, counters as engine_counters, webhdfs
 from .daemons import Stack
 
 
@@ -75,8 +76,10 @@ def hadoop_class(stack: Stack, main_class: str, args: list[str], log: Path, labe
 
 
 def fs(stack: Stack, args: list[str], log: Path, check: bool = True) -> JobOutcome:
-    """`hdfs dfs ARGS` on the master; removing and making folders through the NameNode's REST API."""
+    """`hdfs dfs ARGS` on the master; through the NameNode's REST API where it can (webhdfs.py)."""
     outcome = _namespace_change(stack, args, log)
+    if outcome is None:
+        outcome = _read(stack, args, log)
     if outcome is None:
         outcome = _timed(stack, stack.java(stack.spec.master, "org.apache.hadoop.fs.FsShell", args, client=True), log,
                          f"hdfs dfs {args[0]}", 600)
@@ -92,6 +95,21 @@ _NAMESPACE_CHANGES = {("-rm", frozenset({"-r", "-f", "-skipTrash"})): ("DELETE",
                       ("-mkdir", frozenset({"-p"})): ("PUT", "MKDIRS", {})}
 
 
+def _done(stack: Stack, label: str, command: list[str], output: str, log: Path, started_at: datetime,
+          start: float) -> JobOutcome:
+    """A command WebHDFS answered, marked in the run's recording as the JVM's would have been."""
+    finished_at = datetime.now(timezone.utc)
+    # Marked once done, so that a NameNode handing the command back to FsShell leaves no mark of it: the
+    # marks' own times lag by the milliseconds it took, the command's times are its own.
+    if stack.marks is not None:
+        stack.marks.command_started(label)
+        stack.marks.command_finished(label, started_at, finished_at, 0)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as f:
+        f.write(output)
+    return JobOutcome(command, 0, started_at, finished_at, time.monotonic() - start, log, output)
+
+
 def _namespace_change(stack: Stack, args: list[str], log: Path) -> JobOutcome | None:
     """The change through WebHDFS, or None where FsShell must make it: other flags, relative paths,
     globs (which only FsShell expands), or a NameNode that did not answer as WebHDFS does (FsShell
@@ -99,40 +117,61 @@ def _namespace_change(stack: Stack, args: list[str], log: Path) -> JobOutcome | 
     flags = frozenset(a for a in args[1:] if a.startswith("-"))
     paths = [a for a in args[1:] if not a.startswith("-")]
     change = _NAMESPACE_CHANGES.get((args[0], flags)) if args else None
-    if change is None or not paths or not all(p.startswith("/") and not set(p) & set("*?[]{}\\") for p in paths):
+    if change is None or not paths or not all(webhdfs.plain(p) for p in paths):
         return None
     method, op, extra = change
-    label = f"hdfs dfs {args[0]}"
-    user = stack.env(stack.spec.master, client=True).get("HADOOP_USER_NAME")
     started_at, start = datetime.now(timezone.utc), time.monotonic()
     lines = []
     try:
-        base = stack.web_url(stack.spec.master, "namenode_http") + "/webhdfs/v1"
         for path in paths:
-            answer = requests.request(method, base + quote(path), timeout=60,
-                                      params={"op": op, **extra, **({"user.name": user} if user else {})})
+            answer = webhdfs.ask(stack, method, path, op, **extra)
             if answer.status_code != 200 or not isinstance(answer.json().get("boolean"), bool):
                 return None
             lines.append(f"WebHDFS {op} {path}: {answer.json()['boolean']}")
     except (requests.RequestException, ValueError):
         return None
-    finished_at = datetime.now(timezone.utc)
-    # Marked once done, so that a NameNode handing the change back to FsShell leaves no mark of it: the
-    # marks' own times lag by the milliseconds the change took, the command's times are its own.
-    if stack.marks is not None:
-        stack.marks.command_started(label)
-        stack.marks.command_finished(label, started_at, finished_at, 0)
-    log.parent.mkdir(parents=True, exist_ok=True)
-    output = "".join(f"{line}\n" for line in lines)
-    with open(log, "a") as f:
-        f.write(output)
-    return JobOutcome(["webhdfs", op, *paths], 0, started_at, finished_at, time.monotonic() - start, log, output)
+    return _done(stack, f"hdfs dfs {args[0]}", ["webhdfs", op, *paths], "".join(f"{line}\n" for line in lines),
+                 log, started_at, start)
+
+
+def _reading(stack: Stack, args: list[str]) -> tuple[str, list[str]] | None:
+    """What `-cat PATTERN` or `-du -s PATH` reads through WebHDFS ("cat" and the files, "du" and the
+    path), or None where FsShell must: other commands or flags, several paths, a glob it alone expands,
+    a folder to cat, or file contents behind DataNode ports this host does not reach."""
+    try:
+        if len(args) == 2 and args[0] == "-cat" and webhdfs.data_here(stack):
+            return "cat", webhdfs.files(stack, args[1])
+        if len(args) == 3 and args[:2] == ["-du", "-s"] and webhdfs.plain(args[2]):
+            return "du", [args[2]]
+    except webhdfs.NotHere:
+        pass
+    return None
+
+
+def _read(stack: Stack, args: list[str], log: Path) -> JobOutcome | None:
+    reading = _reading(stack, args)
+    if reading is None:
+        return None
+    what, paths = reading
+    started_at, start = datetime.now(timezone.utc), time.monotonic()
+    try:
+        output = (webhdfs.du(stack, paths[0]) if what == "du"
+                  else b"".join(chunk for path in paths for chunk in webhdfs.read(stack, path)).decode(errors="replace"))
+    except (webhdfs.NotHere, requests.RequestException):
+        return None
+    return _done(stack, f"hdfs dfs {args[0]}", ["webhdfs", what, *paths], output, log, started_at, start)
 
 
 def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, timeout_s: float = 7200) -> str:
-    """`hdfs dfs FS_ARGS | SHELL_TAIL` on the master; the tail's standard output.
+    """`hdfs dfs FS_ARGS | SHELL_TAIL`; the tail's standard output.
 
-    Validation reads job output this way, through tools independent of the engines (wc, grep, awk)."""
+    Validation reads job output this way, through tools independent of the engines (wc, grep, awk):
+    on this host from WebHDFS where it reads the files, else on the master from FsShell."""
+    reading = _reading(stack, fs_args)
+    if reading is not None:
+        text = _through_here(stack, *reading, shell_tail, log, timeout_s)
+        if text is not None:
+            return text
     master = stack.spec.master
     result = stack.layout(master).disk / "tmp" / f"fs-through.{time.monotonic_ns()}.out"
     fs_cmd = shlex.join(stack.java(master, "org.apache.hadoop.fs.FsShell", fs_args))
@@ -146,6 +185,61 @@ def fs_through(stack: Stack, fs_args: list[str], shell_tail: str, log: Path, tim
         return stack.transport.read_text(master, result) or ""
     finally:
         stack.transport.remove(master, result)
+
+
+def _through_here(stack: Stack, what: str, paths: list[str], shell_tail: str, log: Path,
+                  timeout_s: float) -> str | None:
+    """The files' bytes through the tail, run here with the master's environment; None where WebHDFS
+    stopped answering before the first byte (FsShell then reads, and says what is wrong)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as errors, tempfile.TemporaryFile() as out:
+        tail = subprocess.Popen(["bash", "-c", shell_tail], stdin=subprocess.PIPE, stdout=out, stderr=errors,
+                                env=stack.env(stack.spec.master))
+        sent = False
+        try:
+            if what == "du":
+                tail.stdin.write(webhdfs.du(stack, paths[0]).encode())
+            else:
+                for path in paths:
+                    for chunk in webhdfs.read(stack, path):
+                        sent = True
+                        tail.stdin.write(chunk)
+        except (webhdfs.NotHere, requests.RequestException) as e:
+            if not sent:
+                tail.kill()
+                tail.wait()
+                return None
+            tail.kill()
+            tail.wait()
+            raise SbclabError(f"Reading {' '.join(paths)} from HDFS through WebHDFS failed midway: {e}.",
+                              "Run 'sbclab cluster status' to see whether a DataNode is down.") from None
+        except BrokenPipeError:
+            pass  # the tail had read all it wanted (grep -q, head)
+        finally:
+            try:
+                tail.stdin.close()
+            except BrokenPipeError:
+                pass
+        try:
+            status = tail.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            tail.kill()
+            tail.wait()
+            raise SbclabError(f"'{shell_tail}' over {' '.join(paths)} did not finish within {timeout_s:.0f} s.",
+                              f"Read {log}.") from None
+        if status != 0:
+            raise SbclabError(f"Reading {' '.join(paths)} from HDFS through '{shell_tail}' failed (exit {status}).",
+                              f"Read {log}.")
+        out.seek(0)
+        return out.read().decode(errors="replace")
+
+
+def put_command(stack: Stack, node, path: str) -> list[str]:
+    """What `node` runs to write its standard input to HDFS file PATH (replacing it): `hdfs dfs -put`,
+    or on a node of this host, whose web ports the cluster listens on, WebHDFS without a JVM."""
+    if stack.spec.backend != "ssh" and webhdfs.data_here(stack):
+        return webhdfs.put_argv(stack, path, sys.executable)
+    return stack.java(node, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", path])
 
 
 def spark_submit_command(stack: Stack, main_class: str | None, resource: Path, args: list[str],

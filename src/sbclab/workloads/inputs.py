@@ -67,7 +67,7 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
     """Airline-schema CSV of about size_bytes in HDFS, written by every worker at once.
 
     Each worker streams its part from the generator (or the user's file, appended to itself)
-    straight into `hdfs dfs -put`, so nothing is staged on a local disk. Lines and words are then
+    straight into HDFS from that worker (clients.put_command), so nothing is staged on a local disk. Lines and words are then
     counted by `wc` over the stored data: the figure the WordCount and Grep checks compare with.
     """
     origin = f"source:{Path(source).resolve()}" if source else f"seed:{seed}"
@@ -91,7 +91,7 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
         generate += ["--source", str(source)] if source else [
             "--seed", str(seed), "--block-bytes", str(block),
             "--first-variant", str(airline.first_variant(part, part_bytes, block))]
-        put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-{part:05d}"])
+        put = clients.put_command(ctx.stack, worker, f"{path}/part-{part:05d}")
         # The generator runs here and feeds the worker's put: on an emulated node both run inside it,
         # to a board the rows go over its SSH connection (sbclab need not be installed there).
         jobs.append(Job(worker, put, ctx.stack.env(worker), log, f"generate part {part}", feed=generate))
@@ -109,7 +109,7 @@ def airline_text(ctx: RunContext, size_bytes: int, seed: int = 0, source: str | 
 def local_file(ctx: RunContext, key: str, text: Path, path: str, what: str, record: dict[str, Any],
                reuse: bool = True) -> dict[str, Any]:
     """A file made on this host (a generated graph, points) put into HDFS as PATH/part-00000, once per
-    cluster: streamed over the first worker's connection into its `hdfs dfs -put`."""
+    cluster: streamed over the first worker's connection into HDFS from there."""
     if reuse and key in known(ctx):
         return known(ctx)[key]
     log = ctx.job_log(f"input-{key.replace('/', '-')}", "generate")
@@ -117,7 +117,7 @@ def local_file(ctx: RunContext, key: str, text: Path, path: str, what: str, reco
     ctx.hdfs(["-mkdir", "-p", path], log)
     ctx.progress(f"putting {what} into {path}")
     worker = ctx.spec.worker_nodes[0]
-    put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/part-00000"])
+    put = clients.put_command(ctx.stack, worker, f"{path}/part-00000")
     status = ctx.transport.run_all([Job(worker, put, ctx.stack.env(worker), log, f"put {what}",
                                         feed=["cat", str(text)])], timeout_s=24 * 3600)[0]
     if status:

@@ -3,7 +3,7 @@ against DuckDB's on the same data on this host.
 
 The size asked for is the tables' bytes: the scale factor whose TBL files hold about that much
 (data/tpch.py). The tables are generated once per cluster and scale factor, each streamed from
-tpchgen-cli straight into `hdfs dfs -put` on a worker (the tables spread over the workers); the
+tpchgen-cli straight into HDFS from a worker (the tables spread over the workers); the
 reference reads the same generator's files on this host, so an answer that differs is the engine's,
 not the data's. Each query's seconds are the run's result, beside the Spark stages of its job
 ("TPC-H Qn" in the event log).
@@ -49,7 +49,7 @@ def tables_in_hdfs(ctx: RunContext, scale: float, reuse: bool = True) -> dict[st
     jobs = []
     for i, table in enumerate(tpch.TABLES):
         worker = workers[i % len(workers)]
-        put = ctx.stack.java(worker, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", f"{path}/{table}/{table}.tbl"])
+        put = clients.put_command(ctx.stack, worker, f"{path}/{table}/{table}.tbl")
         jobs.append(Job(worker, put, ctx.stack.env(worker), log, f"generate {table}",
                         feed=tpch.generate_command(table, scale)))
     statuses = ctx.transport.run_all(jobs, timeout_s=24 * 3600)
