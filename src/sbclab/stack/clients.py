@@ -237,9 +237,10 @@ def _through_here(stack: Stack, what: str, paths: list[str], shell_tail: str, lo
 def put_command(stack: Stack, node, path: str) -> list[str]:
     """What `node` runs to write its standard input to HDFS file PATH (replacing it): `hdfs dfs -put`,
     or on a node of this host, whose web ports the cluster listens on, WebHDFS without a JVM."""
+    put = stack.java(node, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", path])
     if stack.spec.backend != "ssh" and webhdfs.data_here(stack):
-        return webhdfs.put_argv(stack, path, sys.executable)
-    return stack.java(node, "org.apache.hadoop.fs.FsShell", ["-put", "-f", "-", path])
+        return webhdfs.put_argv(stack, path, sys.executable, put)
+    return put
 
 
 def spark_submit_command(stack: Stack, main_class: str | None, resource: Path, args: list[str],

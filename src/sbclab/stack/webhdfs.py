@@ -103,8 +103,9 @@ def du(stack: Stack, path: str) -> str:
     return f"{summary['length']}  {summary['spaceConsumed']}  {path}\n"
 
 
-def put_argv(stack: Stack, path: str, python: str) -> list[str]:
+def put_argv(stack: Stack, path: str, python: str, fallback: list[str]) -> list[str]:
     """What a node runs to write its standard input to PATH (replacing it) through WebHDFS: a
     standard-library script, so the node's own DataNode is the one the NameNode picks for the first
-    replica, as for a `hdfs dfs -put` there."""
-    return [python, "-S", str(Path(__file__).with_name("webhdfs_put.py")), base(stack) + quote(path), user(stack) or ""]
+    replica, as for a `hdfs dfs -put` there; FALLBACK (that put) where the NameNode will not."""
+    return [python, "-S", str(Path(__file__).with_name("webhdfs_put.py")), base(stack) + quote(path), user(stack) or "",
+            *fallback]

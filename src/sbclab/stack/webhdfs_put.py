@@ -1,13 +1,16 @@
-"""Write standard input to an HDFS file through WebHDFS: `python3 -S webhdfs_put.py URL USER`.
+"""Write standard input to an HDFS file through WebHDFS: `python3 -S webhdfs_put.py URL USER [FALLBACK...]`.
 
 Run on a node in place of `hdfs dfs -put -f - PATH`, whose JVM costs the node about a second of CPU.
 URL is the NameNode's /webhdfs/v1 URL of the file. The NameNode answers a CREATE with a redirect to a
 DataNode (this node's own where it is one: it picks the client's), and the bytes go there in chunks
-as they arrive, so a generator's output is never held whole. Standard library only, started without
-site packages: a node needs nothing of sbclab's but this file.
+as they arrive, so a generator's output is never held whole. Where the NameNode does not send the
+CREATE on (Hadoop 3.3's WebHDFS fails on Java 17), FALLBACK (the `hdfs dfs -put` command) takes over
+with standard input unread. Standard library only, started without site packages: a node needs
+nothing of sbclab's but this file.
 """
 
 import http.client
+import os
 import sys
 from urllib.parse import urlencode, urlsplit
 
@@ -33,15 +36,22 @@ def _chunks(stream):
         yield chunk
 
 
-def main(url: str, user: str) -> int:
+def main(url: str, user: str, fallback: list[str]) -> int:
     # 644, as `hdfs dfs -put` leaves a file under the default umask (Hadoop 2's WebHDFS would give 755).
     params = {"op": "CREATE", "overwrite": "true", "permission": "644", **({"user.name": user} if user else {})}
-    answer = _request(url, params)
-    location = answer.getheader("Location")
-    answer.read()
-    if answer.status not in (301, 302, 307) or not location:
-        print(f"WebHDFS CREATE: the NameNode answered {answer.status} {answer.reason} without a DataNode to write to",
-              file=sys.stderr)
+    try:
+        answer = _request(url, params)
+        location = answer.getheader("Location")
+        answer.read()
+        refused = None if answer.status in (301, 302, 307) and location else f"{answer.status} {answer.reason}"
+    except OSError as e:
+        refused = str(e)
+    if refused is not None:
+        print(f"WebHDFS CREATE: the NameNode answered {refused} without a DataNode to write to"
+              + ("; putting through FsShell" if fallback else ""), file=sys.stderr)
+        sys.stderr.flush()
+        if fallback:
+            os.execvp(fallback[0], fallback)
         return 1
     written = _request(location, {}, _chunks(sys.stdin.buffer))
     text = written.read().decode(errors="replace")
@@ -52,4 +62,4 @@ def main(url: str, user: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3:]))
