@@ -479,8 +479,12 @@ def test_node_benchmarks_run_on_the_boards_over_ssh(boards, tmp_path):
     worker1 = cluster.spec.node("worker1")
     assert not reaper.mentioning(str(cluster.transport.node_disk(worker1) / "sbclab" / "sbclab" / "bmicro")), \
         "no benchmark or sampler left running"
+    # On the boards: the node benchmarks' module may run its own servers on its cluster beside this one.
+    boards = {cluster.transport.netns(n) for n in cluster.spec.nodes}
     servers = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
-               if (p.info["cmdline"] or [""])[0].split("/")[-1] in ("iperf3", "NPtcp")]
+               if (p.info["cmdline"] or [""])[0].split("/")[-1] in ("iperf3", "NPtcp")
+               and set(subprocess.run(["ip", "netns", "identify", str(p.pid)], capture_output=True,
+                                      text=True).stdout.split()) & boards]
     assert not servers, "iperf3's and NetPIPE's servers stopped with their runs (nginx's folder is the board's, above)"
     assert not glob.glob("/tmp/sbclab-bmicro-*"), "MPI's working folders gone from the boards"
 

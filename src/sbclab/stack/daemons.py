@@ -39,13 +39,15 @@ class Daemon:
     ports: tuple[str, ...]
 
 
-NAMENODE = Daemon("namenode", "NameNode", "org.apache.hadoop.hdfs.server.namenode.NameNode", "master", False,
+# HDFS's daemons open java.lang for WebHDFS: Hadoop 3.3's JAXB, writing its JSON, defines classes through
+# reflection, which Java 17 refuses (HTTP 500 on every WebHDFS call; the NameNode's file browser is one).
+NAMENODE = Daemon("namenode", "NameNode", "org.apache.hadoop.hdfs.server.namenode.NameNode", "master", True,
                   ("namenode_rpc", "namenode_http"))
 RESOURCEMANAGER = Daemon("resourcemanager", "ResourceManager",
                          "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager", "master", True, ("rm_http",))
 JOBHISTORY = Daemon("historyserver", "JobHistory server", "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer",
                     "master", True, ("jhs", "jhs_http", "jhs_admin"))
-DATANODE = Daemon("datanode", "DataNode", "org.apache.hadoop.hdfs.server.datanode.DataNode", "worker", False,
+DATANODE = Daemon("datanode", "DataNode", "org.apache.hadoop.hdfs.server.datanode.DataNode", "worker", True,
                   ("datanode", "datanode_http", "datanode_ipc"))
 NODEMANAGER = Daemon("nodemanager", "NodeManager", "org.apache.hadoop.yarn.server.nodemanager.NodeManager", "worker",
                      True, ("nm_http", "nm_localizer", "shuffle"))
