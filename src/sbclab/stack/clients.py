@@ -205,12 +205,10 @@ def _through_here(stack: Stack, what: str, paths: list[str], shell_tail: str, lo
                         sent = True
                         tail.stdin.write(chunk)
         except (webhdfs.NotHere, requests.RequestException) as e:
-            if not sent:
-                tail.kill()
-                tail.wait()
-                return None
             tail.kill()
             tail.wait()
+            if not sent:
+                return None
             raise SbclabError(f"Reading {' '.join(paths)} from HDFS through WebHDFS failed midway: {e}.",
                               "Run 'sbclab cluster status' to see whether a DataNode is down.") from None
         except BrokenPipeError:
