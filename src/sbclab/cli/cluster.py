@@ -31,22 +31,23 @@ def cluster_up(shape: Shape, boards: Boards):
     With --inventory: preflight the boards, install Java where missing, copy the distribution where
     it differs, render the configs, format HDFS on first use, start the daemons. A second 'up' of
     the same boards checks all of that and changes nothing."""
-    spec, access = boards.of_inventory(shape.name, shape.preset, shape)
+    spec, access = boards.of_inventory(shape.name, shape)
+    choices = plan.choices_for(preset=shape.preset, stack=shape.stack, spark_manager=shape.spark_manager,
+                               on_boards=spec is not None, expose_web_uis=boards.expose_web_uis)
     if spec is not None:
         doctor.preflight(access.inventory, None, None, shape.preset, Path(access.known_hosts), access.accept_new_host_keys,
-                         deploying=True, say=say, tunnels=spec.web_uis == "loopback")
+                         deploying=True, say=say, tunnels=choices.web_uis == "loopback")
         if shape.name in ClusterState.names():
-            lifecycle.still_up(shape.name, spec, access, progress=say)
+            lifecycle.still_up(shape.name, spec, choices, access, progress=say)
             cluster_status(lifecycle.status(lifecycle.attach(shape.name)))
             return
     else:
         spec = plan.spec_for(name=shape.name, workers=shape.workers, board=shape.board, storage=shape.storage,
-                             preset=shape.preset, backend=plan.backend_for(shape.backend, say), subnet=shape.subnet,
+                             backend=plan.backend_for(shape.backend, say), subnet=shape.subnet,
                              disk_size=shape.disk_size, scale_factor=shape.scale_factor, knobs=boards.knobs(),
-                             spark_manager=shape.spark_manager, layout=shape.layout,
-                             master_board=shape.master_board, master_storage=shape.master_storage,
-                             stack=shape.stack, say=say)
-    result = lifecycle.up(spec, timeout_s=shape.timeout, progress=say, boards=access, dist_dir=boards.dist_dir)
+                             layout=shape.layout, master_board=shape.master_board, master_storage=shape.master_storage,
+                             say=say)
+    result = lifecycle.up(spec, choices, timeout_s=shape.timeout, progress=say, boards=access, dist_dir=boards.dist_dir)
     cluster_status(lifecycle.status(result))
     say(f"cluster '{shape.name}' is up in {result.stack.record.bring_up_s:.1f} s; take it down with "
         f"'sbclab cluster down --name {shape.name}'.")

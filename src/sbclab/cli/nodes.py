@@ -39,7 +39,7 @@ class Target:
         if self.inventory_file is None:
             return shape.settings(), shape.workers, shape.storage, None
         hosts = inventory.load(self.inventory_file)
-        spec = cluster_spec.from_inventory(hosts, name=shape.name, preset=shape.preset)
+        spec = cluster_spec.from_inventory(hosts, name=shape.name)
         settings = ClusterSettings(name=shape.name, board=spec.board, backend="ssh", timeout_s=shape.timeout)
         return settings, spec.workers, spec.storage, HostKeys(self.known_hosts, self.accept_new_host_keys).access(hosts)
 

@@ -258,10 +258,9 @@ class Boards:
     def knobs(self) -> tuple[str, ...]:
         return knobs.check_cluster_knobs(self.knob_names)
 
-    def of_inventory(self, name: str, preset: str, shape: "Shape | None" = None
-                     ) -> tuple[ClusterSpec | None, BoardAccess | None]:
+    def of_inventory(self, name: str, shape: "Shape | None" = None) -> tuple[ClusterSpec | None, BoardAccess | None]:
         """(spec, how to reach the boards) of the inventory, or (None, None) without one; the spec is
-        built where every board cluster's is (plan.board_spec_for), with the shape's choices."""
+        built where every board cluster's is (plan.board_spec_for), in the shape's layout."""
         if self.inventory_file is None:
             if self.expose_web_uis:
                 raise SbclabError("--expose-web-uis is for real boards.", "Give it with --inventory.")
@@ -269,9 +268,8 @@ class Boards:
         if self.dist_dir is not None and not self.dist_dir.startswith("/"):
             raise SbclabError(f"--dist-dir {self.dist_dir} is not an absolute path.", "Give one like /opt/sbclab.")
         hosts = inventory.load(self.inventory_file)
-        choices = {"spark_manager": shape.spark_manager, "layout": shape.layout, "stack": shape.stack} if shape else {}
-        spec = plan.board_spec_for(hosts, name=name, preset=preset, knobs=self.knobs(),
-                                   expose_web_uis=self.expose_web_uis, **choices)
+        spec = plan.board_spec_for(hosts, name=name, knobs=self.knobs(),
+                                   **({"layout": shape.layout} if shape else {}))
         access = self.keys.access(hosts)
         if self.jdk is not None:
             access = access.model_copy(update={"jdk": str(self.jdk.resolve())})

@@ -39,7 +39,7 @@ def run_command(shape: Shape, size, results, repetitions, pi_maps, pi_samples, f
     it down afterwards. With --inventory it runs on the boards (preflighted first), stopping the
     daemons it started afterwards."""
     size_bytes = parse_size(size)
-    spec, access = boards.of_inventory(shape.name, shape.preset)
+    spec, access = boards.of_inventory(shape.name)
     settings = shape.settings(boards.knobs())
     workers, storage = shape.workers, shape.storage
     if spec is not None:

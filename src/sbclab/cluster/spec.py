@@ -9,10 +9,9 @@ import os
 import re
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from .. import profiles
-from ..earlier import FIRST_STACK
 from ..errors import SbclabError
 from . import dirty
 
@@ -85,36 +84,20 @@ class ClusterSpec(BaseModel):
 
     name: str
     backend: Literal["emulated", "processes", "ssh"]
-    preset: str  # the name of the stack settings it runs (stack/presets.py)
     board: str
     storage: str
     workers: int
     subnet: str
     nodes: tuple[NodeSpec, ...]
     scale: Scale
-    # Where web UIs and REST APIs listen: each node's cluster address, or its loopback only (real
-    # boards, unless the user opts in; sbclab then reaches them through SSH, cluster/tunnel.py).
-    web_uis: Literal["cluster", "loopback"] = "cluster"
     # Cluster knobs asked for by name (cluster/knobs.py CLUSTER_KNOBS): crc-off, fstrim.
     knobs: tuple[str, ...] = ()
-    # (file, property, value) the stack sets over its preset, as strings this layer only carries:
-    # an experiment's own settings, or the HDFS block size a scaled-down reproduction scales too.
-    settings: tuple[tuple[str, str, str], ...] = ()
-    # The share of the seed's data each task holds, where a reproduction scaled it (with the HDFS
-    # block, so the task count stays): the buffers a task fills follow it (stack/buffers.py).
-    data_scale: float = Field(1.0, gt=0, le=1)
-    # What runs Spark's executors: YARN's NodeManagers, or Spark's own standalone master and workers
-    # (Hajji & Tso's cluster: HDFS and Spark, no YARN).
-    spark_manager: Literal["yarn", "standalone"] = "yarn"
     # Where the master's daemons run (the 2021 seed's "Separate" and "Combined", and its desktop
     # master): on a board of their own, on a board that is also a worker, or on a desktop.
     layout: Literal[LAYOUTS] = "separate-master"
     # Whether each node's processes run on it directly or inside an OCI container on it (Hajji &
     # Tso's native and Docker), cluster/containers.py.
     runtime: Literal[RUNTIMES] = "native"
-    # The named versions it runs (stack/versions.py), as a name this layer only carries; a cluster
-    # recorded before stacks had names ran the first one.
-    stack: str = FIRST_STACK
 
     @property
     def master(self) -> NodeSpec:
@@ -212,7 +195,7 @@ def _node_kinds(layout: str, workers: int, board: str, storage: str, master_boar
     return [master] + [worker] * workers
 
 
-def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str = "rpi5b",
+def build(*, name: str = "lab", backend: str, board: str = "rpi5b",
           storage: str = "nvme", workers: int = 2, subnet: str = "10.213.0.0/24",
           disk_bytes: int = DEFAULT_DISK_BYTES, cores: int | None = None,
           memory_bytes: int | None = None, calibration: "HostCalibration | None" = None,
@@ -308,15 +291,13 @@ def build(*, name: str = "lab", backend: str, preset: str = "stock", board: str 
             # Scaled like the disk's rate, so a board's dirty buffer fills in as long as the board's.
             dirty_bytes=int(memory * dirty.BOARD_DIRTY_RATIO * factor),
         ))
-    return ClusterSpec(name=name, backend=backend, preset=preset, board=b.name, storage=medium_profile.name,
+    return ClusterSpec(name=name, backend=backend, board=b.name, storage=medium_profile.name,
                        workers=workers, subnet=subnet if backend == "emulated" else "127.0.0.1/32",
                        nodes=tuple(nodes), scale=scale, layout=layout)
 
 
-def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "stock",
-                   expose_web_uis: bool = False, layout: str = "separate-master") -> ClusterSpec:
-    """Real boards as the inventory lists them, each given its whole profile (no scaling); their web
-    UIs on loopback unless expose_web_uis. The master is a board of its own, one that is also a
+def from_inventory(inventory: "Inventory", *, name: str = "lab", layout: str = "separate-master") -> ClusterSpec:
+    """Real boards as the inventory lists them, each given its whole profile (no scaling). The master is a board of its own, one that is also a
     worker (master-is-worker), or whatever the inventory's master is (a desktop: desktop-master).
 
     The cluster's board and storage are the workers' (the first worker's when they differ), which is
@@ -338,9 +319,9 @@ def from_inventory(inventory: "Inventory", *, name: str = "lab", preset: str = "
     scale = Scale(factor=1.0, memory_factor=1.0, host_cores=sum(int(n.cpu_cores) for n in nodes),
                   host_memory_bytes=sum(n.memory_bytes for n in nodes), limited_by="nothing",
                   note=f"real boards from {inventory.source}")
-    return ClusterSpec(name=name, backend="ssh", preset=preset, board=first.board, storage=first.storage,
+    return ClusterSpec(name=name, backend="ssh", board=first.board, storage=first.storage,
                        workers=sum(n.runs_tasks for n in nodes), subnet="inventory", nodes=tuple(nodes),
-                       scale=scale, web_uis="cluster" if expose_web_uis else "loopback", layout=layout)
+                       scale=scale, layout=layout)
 
 
 def shaping(calibration: "HostCalibration", workers: int) -> list[dict]:

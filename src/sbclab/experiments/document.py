@@ -49,8 +49,9 @@ def shape(cluster: Cluster) -> ClusterShape:
                                 system=cluster.stack.record.systems.get(node.name, {})))
     return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
                         shaped=cluster.transport.shaped, workers=spec.workers, board=spec.board, storage=spec.storage,
-                        preset=spec.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state),
-                        spark_manager=spec.spark_manager, layout=spec.layout, runtime=spec.runtime, stack=spec.stack,
+                        preset=cluster.choices.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state),
+                        spark_manager=cluster.choices.spark_manager, layout=spec.layout, runtime=spec.runtime,
+                        stack=cluster.choices.stack,
                         container=cluster.stack.record.container.summary() if cluster.stack.record.container else {})
 
 

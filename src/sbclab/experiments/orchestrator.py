@@ -45,6 +45,7 @@ from ..results.faults import FaultEffects, FaultSpec
 from ..results.schema import Check, Liveness, RunRecord
 from ..results.store import ResultsStore
 from ..stack import lifecycle, liveness
+from ..stack.choices import StackChoices
 from ..stack.clients import JobOutcome
 from ..workloads.base import RunContext, Workload, new_id
 from . import doctor, document, hygiene, plan
@@ -121,10 +122,10 @@ def _run_shapes(found: plan.Plan, options: Options, store: ResultsStore, monitor
     experiment, display = found.experiment, options.display
     stored: list[RunRecord] = []
     for shape in dict.fromkeys(c.shape for c in found.todo):
-        spec = found.specs[shape]
+        spec, choices = found.specs[shape], found.choices[shape]
         if options.boards is not None:
-            _preflight_boards(found, spec, options.boards, display.say)
-        with cluster_for(spec, display.say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
+            _preflight_boards(found, spec, choices, options.boards, display.say)
+        with cluster_for(spec, choices, display.say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
                          dist_dir=options.dist_dir, purge=options.boards is not None and options.purge_boards,
                          bare=found.bare) as cluster:
             if options.boards is not None and found.bare:
@@ -148,15 +149,15 @@ def _programs(found: plan.Plan) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(on_nodes)), list(dict.fromkeys(here))
 
 
-def _preflight_boards(found: plan.Plan, spec: ClusterSpec, boards: BoardAccess, say) -> None:
+def _preflight_boards(found: plan.Plan, spec: ClusterSpec, choices: StackChoices, boards: BoardAccess, say) -> None:
     """doctor before every shape on real boards: an hour-long experiment must not fail on a full disk."""
     say("preflight of the boards (sbclab doctor)")
     # Only the boards this cluster uses (a cell may run on the first workers of the inventory).
     inventory = boards.inventory.model_copy(update={"hosts": tuple(boards.inventory.host(n.name) for n in spec.nodes)})
-    need, _ = plan.storage_needed(found.experiment, spec.workers, spec.preset)
-    doctor.preflight(inventory, None, None, spec.preset, Path(boards.known_hosts), boards.accept_new_host_keys,
+    need, _ = plan.storage_needed(found.experiment, spec.workers, choices.preset)
+    doctor.preflight(inventory, None, None, choices.preset, Path(boards.known_hosts), boards.accept_new_host_keys,
                      deploying=spec.name not in ClusterState.names(), say=say, hadoop=not found.bare,
-                     tunnels=spec.web_uis == "loopback", need_bytes=need // spec.workers)
+                     tunnels=choices.web_uis == "loopback", need_bytes=need // spec.workers)
 
 
 FULL = 0.90  # a data disk fuller than this before a run is refused: HDFS and YARN stop using it about there
@@ -183,9 +184,10 @@ def check_disks(transport, cell: Cell) -> None:
                               f"{format_size(free)} free.", "Give a smaller size, more workers, or more disk.")
 
 
-def _same_shape(a: ClusterSpec, b: ClusterSpec) -> bool:
-    keep = ("backend", "preset", "board", "storage", "workers", "settings")
-    return all(getattr(a, k) == getattr(b, k) for k in keep)
+def _same_shape(running: lifecycle.Cluster, spec: ClusterSpec, choices: StackChoices) -> bool:
+    keep = ("backend", "board", "storage", "workers")
+    return (all(getattr(running.spec, k) == getattr(spec, k) for k in keep)
+            and (running.choices.preset, running.choices.settings) == (choices.preset, choices.settings))
 
 
 def describe(spec: ClusterSpec) -> str:
@@ -198,18 +200,19 @@ def describe(spec: ClusterSpec) -> str:
 
 
 @contextmanager
-def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: float = 180,
-                boards: BoardAccess | None = None, dist_dir: str | None = None, purge: bool = False,
-                bare: bool = False):
-    """The running cluster if it matches the spec, else a new one that is removed on exit (on real
-    boards: its daemons stopped, its data kept unless purge). bare: nodes without Hadoop or Spark
-    are enough (node benchmarks, MPI)."""
+def cluster_for(spec: ClusterSpec, choices: StackChoices | None = None, progress=lambda message: None,
+                timeout_s: float = 180, boards: BoardAccess | None = None, dist_dir: str | None = None,
+                purge: bool = False, bare: bool = False):
+    """The running cluster if it matches the spec and choices, else a new one that is removed on exit
+    (on real boards: its daemons stopped, its data kept unless purge). bare: nodes without Hadoop or
+    Spark are enough (node benchmarks, MPI)."""
+    choices = choices or StackChoices()
     if spec.name in ClusterState.names():
         cluster = lifecycle.attach(spec.name)
-        if not _same_shape(cluster.spec, spec):
+        if not _same_shape(cluster, spec, choices):
             raise SbclabError(
                 f"Cluster '{spec.name}' is up with another shape ({cluster.spec.workers} x {cluster.spec.board}/"
-                f"{cluster.spec.storage}, {cluster.spec.backend}, preset {cluster.spec.preset}).",
+                f"{cluster.spec.storage}, {cluster.spec.backend}, preset {cluster.choices.preset}).",
                 f"Take it down with 'sbclab cluster down --name {spec.name}', or run with --name another.")
         progress(f"using running cluster '{spec.name}'")
         undone, problems = faultrecords.heal_all(cluster.transport, orphans_only=True)
@@ -227,10 +230,10 @@ def cluster_for(spec: ClusterSpec, progress=lambda message: None, timeout_s: flo
         progress(f"creating '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage} nodes "
                  f"({spec.backend}), no daemons")
         with nodes.bare(spec, boards) as transport:
-            yield lifecycle.bare_cluster(transport)
+            yield lifecycle.bare_cluster(transport, choices)
         return
     progress(f"bringing up '{spec.name}': {describe(spec)} ({spec.backend})")
-    cluster = lifecycle.up(spec, timeout_s=timeout_s, progress=progress, temporary=True, boards=boards,
+    cluster = lifecycle.up(spec, choices, timeout_s=timeout_s, progress=progress, temporary=True, boards=boards,
                            dist_dir=dist_dir)
     try:
         with nodes.interrupts_as_exceptions():
@@ -268,7 +271,7 @@ class Runner:
         # Unsampled runs store no measurements: the offsets reach their documents only as notes.
         self.provenance.idle_baseline = baseline
         self.provenance.notes = [f"cluster '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage}, "
-                                 f"preset {spec.preset}; inputs are generated on this cluster and reused by its runs",
+                                 f"preset {self.cluster.choices.preset}; inputs are generated on this cluster and reused by its runs",
                                  *idle.clock_notes(baseline)]
 
     def run_cell(self, cell: Cell, between: BetweenRuns) -> RunRecord:

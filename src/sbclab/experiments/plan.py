@@ -19,6 +19,7 @@ from ..cluster.spec import ClusterSpec
 from ..errors import SbclabError
 from ..results.store import ResultsStore, set_aside_warning
 from ..stack import lifecycle, presets, versions as stack_versions
+from ..stack.choices import StackChoices
 from ..units import format_size
 from .model import Cell, Experiment, Shape, cells, default_node_names
 
@@ -65,46 +66,51 @@ def backend_for(given: str | None, say) -> str:
     return chosen
 
 
-def spec_for(*, name: str, workers: int, board: str, storage: str, preset: str, backend: str,
+def spec_for(*, name: str, workers: int, board: str, storage: str, backend: str,
              subnet: str, disk_size: int | None = None, scale_factor: float | None = None,
              memory_factor: float | None = None, knobs: tuple[str, ...] = (),
-             settings: dict[str, dict[str, str]] | None = None, spark_manager: str = "yarn",
              layout: str = "separate-master", runtime: str = "native", master_board: str | None = None,
-             master_storage: str | None = None, stack: str = stack_versions.DEFAULT,
-             data_scale: float = 1.0, say=lambda message: None) -> ClusterSpec:
+             master_storage: str | None = None, say=lambda message: None) -> ClusterSpec:
     """A cluster of `workers` workers of one board and medium, laid out and shaped to this host."""
     profiles.check_pair(board, profiles.resolve_storage(storage))  # a wrong name is refused before anything is measured
     # Shaping an emulated node to a board needs this host's figures: measured once, then cached.
     host = calibration.current(progress=say) if backend == "emulated" else None
-    built = cluster_spec.build(name=name, backend=backend, preset=preset, board=board, storage=storage,
+    built = cluster_spec.build(name=name, backend=backend, board=board, storage=storage,
                                workers=workers, subnet=subnet, disk_bytes=disk_size or cluster_spec.DEFAULT_DISK_BYTES,
                                calibration=host, scale_factor=scale_factor, memory_factor=memory_factor,
                                layout=layout, master_board=master_board if layout != "master-is-worker" else None,
                                master_storage=master_storage if layout != "master-is-worker" else None)
-    return built.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
-                                    "spark_manager": spark_manager, "runtime": runtime, "stack": stack,
-                                    "data_scale": data_scale})
+    return built.model_copy(update={"knobs": tuple(knobs), "runtime": runtime})
 
 
-def board_spec_for(inventory, *, name: str, preset: str, workers: int | None = None, layout: str = "separate-master",
-                   knobs: tuple[str, ...] = (), settings: dict[str, dict[str, str]] | None = None,
-                   spark_manager: str = "yarn", runtime: str = "native", stack: str = stack_versions.DEFAULT,
-                   data_scale: float = 1.0, expose_web_uis: bool = False) -> ClusterSpec:
+def board_spec_for(inventory, *, name: str, workers: int | None = None, layout: str = "separate-master",
+                   knobs: tuple[str, ...] = (), runtime: str = "native") -> ClusterSpec:
     """A cluster of real boards, specified in this one place for `cluster up`, `run` and experiments:
     the inventory's master and its first `workers` boards (all of them when None; in the
     master-is-worker layout the master counts as one)."""
     if workers is not None:
         inventory = inventory.first_workers(workers - 1 if layout == "master-is-worker" else workers)
-    spec = cluster_spec.from_inventory(inventory, name=name, preset=preset, layout=layout,
-                                       expose_web_uis=expose_web_uis)
-    return spec.model_copy(update={"knobs": tuple(knobs), "settings": as_spec_settings(settings),
-                                   "data_scale": data_scale, "spark_manager": spark_manager, "runtime": runtime,
-                                   "stack": stack})
+    spec = cluster_spec.from_inventory(inventory, name=name, layout=layout)
+    return spec.model_copy(update={"knobs": tuple(knobs), "runtime": runtime})
 
 
-def as_spec_settings(settings: dict[str, dict[str, str]] | None) -> tuple[tuple[str, str, str], ...]:
-    return tuple((file, name, value) for file, props in sorted((settings or {}).items())
-                 for name, value in sorted(props.items()))
+def choices_for(*, preset: str, stack: str = stack_versions.DEFAULT, settings: dict[str, dict[str, str]] | None = None,
+                spark_manager: str = "yarn", data_scale: float = 1.0, on_boards: bool = False,
+                expose_web_uis: bool = False) -> StackChoices:
+    """What a cluster runs, chosen in this one place for `cluster up`, `run` and experiments. Real
+    boards keep their web UIs on loopback unless the user exposes them (a board's address is reached
+    by whoever shares its network; this host's nodes are on a private bridge)."""
+    return StackChoices(preset=preset, stack=stack, settings=StackChoices.settings_of(settings),
+                        spark_manager=spark_manager, data_scale=data_scale,
+                        web_uis="loopback" if on_boards and not expose_web_uis else "cluster")
+
+
+def cell_choices(experiment: Experiment, cell: Cell, on_boards: bool = False) -> StackChoices:
+    """What the cluster of a cell's shape runs: the cell's preset and stack, the experiment's settings."""
+    settings = experiment.cluster
+    return choices_for(preset=cell.preset, stack=cell.stack, settings=settings.settings,
+                       spark_manager=settings.spark_manager, data_scale=settings.data_scale, on_boards=on_boards,
+                       expose_web_uis=settings.expose_web_uis)
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,7 @@ class Plan:
     cells: list[Cell]
     done: set[str]
     specs: dict[Shape, ClusterSpec] = field(default_factory=dict)
+    choices: dict[Shape, StackChoices] = field(default_factory=dict)
     boards: BoardAccess | None = None
     # What each shape could have on its own, where one scale is shared by all of them.
     own_scales: dict[Shape, cluster_spec.Scale] = field(default_factory=dict)
@@ -215,12 +222,10 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         if cell.shape in shapes:
             continue
         rebuild = functools.partial(spec_for, name=settings.name, workers=cell.workers, board=cell.board,
-                                    storage=cell.storage, preset=cell.preset, backend=backend, subnet=settings.subnet,
+                                    storage=cell.storage, backend=backend, subnet=settings.subnet,
                                     disk_size=disk_per_node(experiment, cell.workers), knobs=tuple(settings.knobs),
-                                    settings=settings.settings, spark_manager=settings.spark_manager,
                                     layout=cell.layout, runtime=cell.runtime, master_board=settings.master_board,
-                                    master_storage=settings.master_storage, stack=cell.stack,
-                                    data_scale=settings.data_scale, say=say)
+                                    master_storage=settings.master_storage, say=say)
         try:
             shapes[cell.shape] = (cell, rebuild, rebuild(scale_factor=settings.scale))
         except SbclabError as err:
@@ -233,8 +238,9 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         try:
             if found.shared_scale is not None:
                 spec = found.shared_scale.applied(spec, rebuild)
+            choices = cell_choices(experiment, cell)
             if not found.bare:
-                lifecycle.check(spec, _engines(found, shape))
+                lifecycle.check(spec, choices, _engines(found, shape))
         except SbclabError as err:
             raise SbclabError(f"The experiment cannot run {where}: {err.message}", err.hint) from err
         need, which = storage_needed(experiment, cell.workers, cell.preset)
@@ -247,6 +253,7 @@ def prepare(experiment: Experiment, results, say=lambda message: None, boards: B
         _check_host_disk(spec)
         experiment.monitor.check_nodes([n.name for n in spec.nodes])
         found.specs[cell.shape] = spec
+        found.choices[cell.shape] = choices
     found.done = _done_at_scale(found, stored)
     return found
 
@@ -321,12 +328,11 @@ def _board_specs(found: Plan) -> None:
             continue
         settings = found.experiment.cluster
         try:
-            spec = board_spec_for(inventory, name=settings.name, preset=cell.preset, workers=cell.workers,
-                                  layout=cell.layout, knobs=tuple(settings.knobs), settings=settings.settings,
-                                  spark_manager=settings.spark_manager, runtime=cell.runtime, stack=cell.stack,
-                                  data_scale=settings.data_scale, expose_web_uis=settings.expose_web_uis)
+            spec = board_spec_for(inventory, name=settings.name, workers=cell.workers, layout=cell.layout,
+                                  knobs=tuple(settings.knobs), runtime=cell.runtime)
+            choices = cell_choices(found.experiment, cell, on_boards=True)
             if not found.bare:
-                lifecycle.check(spec, _engines(found, cell.shape))
+                lifecycle.check(spec, choices, _engines(found, cell.shape))
         except SbclabError as err:
             raise SbclabError(f"The experiment cannot run cell {cell.label()}: {err.message}", err.hint) from err
         if (cell.board, profiles.resolve_storage(cell.storage)) != (spec.board, spec.storage):
@@ -335,6 +341,7 @@ def _board_specs(found: Plan) -> None:
                               "Leave board and storage out of the experiment (they come from the inventory), "
                               "or give the inventory's.")
         found.specs[cell.shape] = spec
+        found.choices[cell.shape] = choices
 
 
 def _check_host_disk(spec: ClusterSpec) -> None:

@@ -119,15 +119,16 @@ def _host_refusal(raw: dict[str, Any], workers: int, backend: str) -> str | None
     storage = (raw.get("storage") or ["nvme"])[0]
     try:
         spec = plan.spec_for(name=cluster.get("name", CLUSTER_NAME), workers=workers, board=cluster["board"],
-                             storage=storage, preset=(raw.get("presets") or ["paper"])[0], backend=backend,
-                             subnet=cluster.get("subnet", ClusterSettings().subnet), spark_manager=cluster.get("spark_manager", "yarn"),
+                             storage=storage, backend=backend, subnet=cluster.get("subnet", ClusterSettings().subnet),
                              layout=(raw.get("layouts") or ["separate-master"])[0],
-                             master_board=cluster.get("master_board"), master_storage=cluster.get("master_storage"),
-                             stack=(raw.get("stacks") or [stack_versions.FIRST])[0])
+                             master_board=cluster.get("master_board"), master_storage=cluster.get("master_storage"))
+        choices = plan.choices_for(preset=(raw.get("presets") or ["paper"])[0],
+                                   stack=(raw.get("stacks") or [stack_versions.FIRST])[0],
+                                   spark_manager=cluster.get("spark_manager", "yarn"))
         if plan.needs_stack(parse(raw)):
-            lifecycle.check(spec, plan.needed_engines([(w, e) for w in raw.get("workloads", [])
-                                                       for e in raw.get("engines", [])],
-                                                      standalone=spec.spark_manager == "standalone"))
+            lifecycle.check(spec, choices, plan.needed_engines([(w, e) for w in raw.get("workloads", [])
+                                                                for e in raw.get("engines", [])],
+                                                               standalone=choices.spark_manager == "standalone"))
     except SbclabError as err:
         return err.message
     return None

@@ -70,7 +70,7 @@ class Watch:
         stack = self.cluster.stack
         found: dict[str, int] = {}
         for figures in (stack.namenode_health(),
-                        stack.yarn_health() if self.cluster.spec.spark_manager == "yarn" else None):
+                        stack.yarn_health() if self.cluster.choices.spark_manager == "yarn" else None):
             found.update(figures or {})
         return found
 

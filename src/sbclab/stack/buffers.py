@@ -15,7 +15,6 @@ in bytes is still the board's x the data's share. A buffer never grows past the 
 
 import math
 
-from ..cluster.spec import ClusterSpec
 from . import heaps, sizing
 
 SORT_MB = "mapreduce.task.io.sort.mb"
@@ -34,14 +33,13 @@ def _share(value: float) -> str:
     return f"{max(value, 1e-4):.4g}"
 
 
-def mapreduce_settings(spec: ClusterSpec, board: dict[str, str], node: dict[str, str]) -> dict[str, str]:
+def mapreduce_settings(share: float, board: dict[str, str], node: dict[str, str]) -> dict[str, str]:
     """The mapred-site settings that scale a task's buffers with its data: `board` is the board's
     mapred-site, `node` the same after heaps.py shrank it to the node; nothing at data_scale 1.
 
     The sort buffer is whole MB, so it is rounded up and the spill threshold lowered to put the map's
     first spill at the board's threshold x the share, to the byte. The reduce's in-memory shuffle
     buffer is a share of its heap: it becomes the share that holds the board's buffer x the data's."""
-    share = spec.data_scale
     if share >= 1:
         return {}
     board_sort = int(board.get(SORT_MB, sizing.UPSTREAM_SORT_MB))
@@ -54,11 +52,10 @@ def mapreduce_settings(spec: ClusterSpec, board: dict[str, str], node: dict[str,
     return found
 
 
-def spark_settings(spec: ClusterSpec, board: dict[str, str], node: dict[str, str]) -> dict[str, str]:
+def spark_settings(share: float, board: dict[str, str], node: dict[str, str]) -> dict[str, str]:
     """The spark-defaults that scale an executor's execution and storage memory with its data:
     spark.memory.fraction of what the node's executor heap leaves after Spark's reserve, set to hold
     the board's x the data's share; nothing at data_scale 1."""
-    share = spec.data_scale
     if share >= 1:
         return {}
     key, upstream = heaps.EXECUTOR[0], heaps.EXECUTOR[2]

@@ -21,6 +21,7 @@ from xml.sax.saxutils import escape
 from ..cluster.spec import ClusterSpec, NodeSpec
 from ..errors import SbclabError
 from . import buffers, classdata, heaps, presets, sizing
+from .choices import StackChoices
 from .distribution import Distribution
 from .java import java_home
 
@@ -64,12 +65,13 @@ def port(spec: ClusterSpec, node: NodeSpec, name: str) -> int:
     return PORTS[name] + (100 * spec.nodes.index(node) if spec.backend == "processes" else 0)
 
 
-def web_host(spec: ClusterSpec, node: NodeSpec) -> str:
-    """The address a node's web UIs and REST APIs listen on (spec.web_uis)."""
-    return "127.0.0.1" if spec.web_uis == "loopback" else node.address
+def web_host(choices: StackChoices, node: NodeSpec) -> str:
+    """The address a node's web UIs and REST APIs listen on (choices.web_uis)."""
+    return "127.0.0.1" if choices.web_uis == "loopback" else node.address
 
 
-def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> dict[str, dict[str, str]]:
+def settings(spec: ClusterSpec, choices: StackChoices, node: NodeSpec, layout: NodeLayout,
+             dist: Distribution) -> dict[str, dict[str, str]]:
     master = spec.master.address
     me = node.address
 
@@ -77,7 +79,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         return f"{me}:{port(spec, node, name)}"
 
     def web(name: str, where: NodeSpec = node) -> str:
-        return f"{web_host(spec, where)}:{port(spec, where, name)}"
+        return f"{web_host(choices, where)}:{port(spec, where, name)}"
 
     max_container_mb, max_container_vcores = sizing.largest_container(spec)
     node_mb, node_vcores = sizing.yarn_share(node)
@@ -167,7 +169,7 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
             **(_spark_prometheus() if dist.stack.spark_major >= 3 else {}),
             # Where a Python job's executors find PySpark (YARN adds the same; a standalone Worker does not).
             "spark.executorEnv.PYTHONPATH": ":".join(str(archive) for archive in dist.pyspark_archives),
-            **(sizing.spark_memory(spec) if spec.spark_manager == "yarn" else {}),
+            **(sizing.spark_memory(spec) if choices.spark_manager == "yarn" else {}),
         },
     }
     values["capacity-scheduler"] = {
@@ -178,30 +180,30 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         # on the smaller clusters this host emulates.
         "yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
     }
-    if spec.web_uis == "loopback":
+    if choices.web_uis == "loopback":
         # The driver's UI listens on every interface (or SPARK_LOCAL_IP, which moves the driver too);
         # sbclab reads a run's phases from its event log, so the UI is simply off.
         values["spark-defaults"]["spark.ui.enabled"] = "false"
-    for file, overrides in presets.overrides(spec).items():
+    for file, overrides in presets.overrides(spec, choices.preset).items():
         values[file].update(overrides)
     for file, overrides in knob_overrides(spec.knobs).items():
         values[file].update(overrides)
     for file, overrides in _class_data_settings(spec, dist, values).items():
         values[file].update(overrides)
-    for file, name, value in spec.settings:
+    for file, name, value in choices.settings:
         values[file][name] = value
     spark = values["spark-defaults"]
-    if spec.spark_manager == "yarn":
+    if choices.spark_manager == "yarn":
         board = dict(values["mapred-site"])
         values["mapred-site"].update(heaps.mapreduce_settings(spec, board))
-        values["mapred-site"].update(buffers.mapreduce_settings(spec, board, values["mapred-site"]))
-    if spec.spark_manager == "standalone":
+        values["mapred-site"].update(buffers.mapreduce_settings(choices.data_scale, board, values["mapred-site"]))
+    if choices.spark_manager == "standalone":
         spark["spark.master"] = f"spark://{master}:{port(spec, spec.master, 'spark_master')}"
         for key, value in sizing.spark_standalone_memory(spec).items():
             spark.setdefault(key, value)
         board = dict(spark)
-        spark.update(heaps.spark_settings(spec, board))
-        spark.update(buffers.spark_settings(spec, board, spark))
+        spark.update(heaps.spark_settings(spec, board, choices.spark_manager == "standalone"))
+        spark.update(buffers.spark_settings(choices.data_scale, board, spark))
         # The job waits for executors holding every core the workers can give it (standalone counts
         # cores, not executors): the same guard against a "2-worker" job run on the first worker to
         # register. A worker gives as many executors as its cores and memory both hold.
@@ -215,8 +217,8 @@ def settings(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distri
         spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", "1.0")
         return values
     board = dict(spark)
-    spark.update(heaps.spark_settings(spec, board))
-    spark.update(buffers.spark_settings(spec, board, spark))
+    spark.update(heaps.spark_settings(spec, board, choices.spark_manager == "standalone"))
+    spark.update(buffers.spark_settings(choices.data_scale, board, spark))
     asked = int(spark.get("spark.executor.instances", SPARK_DEFAULT_EXECUTORS))
     fit = sizing.executors_that_fit(spec, *_spark_containers_mb(spark))
     spark.setdefault("spark.scheduler.minRegisteredResourcesRatio", f"{min(1.0, fit / asked):.4g}" if asked else "1.0")
@@ -232,7 +234,7 @@ def _spark_prometheus() -> dict[str, str]:
             "spark.metrics.conf.*.sink.prometheusServlet.path": "/metrics/prometheus"}
 
 
-# The files whose properties an experiment may set over the preset (ClusterSpec.settings).
+# The files whose properties an experiment may set over the preset (StackChoices.settings).
 SETTINGS_FILES = ("core-site", "hdfs-site", "yarn-site", "mapred-site", "capacity-scheduler", "spark-defaults")
 SPARK_DEFAULT_EXECUTORS = 2  # spark.executor.instances on YARN without dynamic allocation
 NODEMANAGER_MB = "yarn.nodemanager.resource.memory-mb"
@@ -307,15 +309,15 @@ def _spark_containers_mb(spark: dict[str, str]) -> tuple[int, int]:
             sizing.spark_container_mb(spark.get("spark.yarn.am.memory", "512m"), spark.get("spark.yarn.am.memoryOverhead")))
 
 
-def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
+def check_memory(spec: ClusterSpec, choices: StackChoices, engines=("hadoop", "spark")) -> None:
     """Refuse a cluster on which a job of these engines could never start: an ApplicationMaster and
     one task (a MapReduce task, a Spark executor) that do not fit the workers as the preset and the
     experiment's settings size them, or whose heaps, shrunk to an emulated node, it cannot hold
     beside its daemons (heaps.py); named with the numbers."""
-    given = _memory_overrides(spec)
-    _check_nodemanager_memory(spec)
-    if spec.spark_manager == "standalone":
-        heaps.check(spec, _check_standalone(spec, engines, given))
+    given = _memory_overrides(spec, choices)
+    _check_nodemanager_memory(spec, choices)
+    if choices.spark_manager == "standalone":
+        heaps.check(spec, _check_standalone(spec, engines, given), standalone=True)
         return
     unit = int(given.get(("yarn-site", "yarn.scheduler.minimum-allocation-mb"), sizing.smallest_container(spec)))
     worker_mb = int(given.get(("yarn-site", "yarn.nodemanager.resource.memory-mb"),
@@ -336,24 +338,24 @@ def check_memory(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
         spark.update({key: value for (file, key), value in given.items() if file == "spark-defaults"})
         executor, master = (rounded(mb) for mb in _spark_containers_mb(spark))
         jobs["a Spark job"] = (master, executor, "executor", heaps.spark_job(spark, master + executor <= worker_mb, False))
-    sized_by_settings = any(name in CONTAINER_SIZES for _, name, _ in spec.settings)
+    sized_by_settings = any(name in CONTAINER_SIZES for _, name, _ in choices.settings)
     for job, (master, task, what, _) in jobs.items():
         board = spec.worker_nodes[0].board
         if max(master, task) > worker_mb or (spec.workers == 1 and master + task > worker_mb):
             raise SbclabError(
                 f"{job} needs {master} MB for its ApplicationMaster and {task} MB for {'an' if what == 'executor' else 'a'} {what}"
                 f"{' on the one worker' if spec.workers == 1 else ''}; a {board} worker has {worker_mb} MB of "
-                f"containers (preset {spec.preset}{', and cluster.settings' if sized_by_settings else ''}).",
+                f"containers (preset {choices.preset}{', and cluster.settings' if sized_by_settings else ''}).",
                 "Give smaller containers in cluster.settings, or leave their sizes to sbclab." if sized_by_settings
                 else "Use more workers, the stock preset, or a board with more RAM."
                 + (" Spark's standalone manager needs no YARN." if what == "executor" else ""))
     heaps.check(spec, tuple(found for *_, found in jobs.values()))
 
 
-def _check_nodemanager_memory(spec: ClusterSpec) -> None:
+def _check_nodemanager_memory(spec: ClusterSpec, choices: StackChoices) -> None:
     """Refuse an experiment's NodeManager memory beyond its board's RAM: YARN would place containers
     the board cannot hold, and they would be killed or swap mid-run."""
-    asked = next((value for file, name, value in spec.settings if (file, name) == ("yarn-site", NODEMANAGER_MB)), None)
+    asked = next((value for file, name, value in choices.settings if (file, name) == ("yarn-site", NODEMANAGER_MB)), None)
     if asked is None or not spec.worker_nodes:
         return
     worker = min(spec.worker_nodes, key=sizing.board_memory_bytes)
@@ -383,13 +385,13 @@ def _check_standalone(spec: ClusterSpec, engines, given: dict[tuple[str, str], s
     return (heaps.spark_job(spark, True, standalone=True),)
 
 
-def _memory_overrides(spec: ClusterSpec) -> dict[tuple[str, str], str]:
+def _memory_overrides(spec: ClusterSpec, choices: StackChoices) -> dict[tuple[str, str], str]:
     """Memory settings the preset, the knobs and the experiment set over sbclab's sizing."""
     found = {}
-    for source in (presets.overrides(spec), knob_overrides(spec.knobs)):
+    for source in (presets.overrides(spec, choices.preset), knob_overrides(spec.knobs)):
         for file, properties in source.items():
             found.update({(file, key): value for key, value in properties.items()})
-    for file, key, value in spec.settings:
+    for file, key, value in choices.settings:
         found[(file, key)] = value
     return found
 
@@ -503,7 +505,8 @@ def files_of(spec: ClusterSpec, values: dict[str, dict[str, str]]) -> dict[str, 
     return files
 
 
-def render(spec: ClusterSpec, node: NodeSpec, layout: NodeLayout, dist: Distribution) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+def render(spec: ClusterSpec, choices: StackChoices, node: NodeSpec, layout: NodeLayout,
+           dist: Distribution) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """The node's configuration: (the values, the files of its configuration directory by name)."""
-    values = settings(spec, node, layout, dist)
+    values = settings(spec, choices, node, layout, dist)
     return values, files_of(spec, values)

@@ -26,6 +26,7 @@ from ..errors import SbclabError
 from . import classdata, config, heaps, sizing
 from .distribution import Distribution
 from .java import java_home
+from .choices import StackChoices
 from .record import ContainerRecord, StackRecord
 
 
@@ -61,9 +62,9 @@ SPARK_HISTORY = Daemon("sparkhistory", "Spark History Server", "org.apache.spark
 ALL = (NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER, SPARK_MASTER, SPARK_WORKER, SPARK_HISTORY)
 
 
-def daemons_of(spec) -> tuple[Daemon, ...]:
+def daemons_of(choices: StackChoices) -> tuple[Daemon, ...]:
     """The daemons a cluster runs: HDFS, and YARN or Spark's standalone manager."""
-    if spec.spark_manager == "standalone":
+    if choices.spark_manager == "standalone":
         return NAMENODE, DATANODE, SPARK_MASTER, SPARK_WORKER
     return NAMENODE, RESOURCEMANAGER, JOBHISTORY, DATANODE, NODEMANAGER
 
@@ -89,6 +90,7 @@ class Stack:
     def __init__(self, transport: Transport, dist: Distribution, record: StackRecord):
         self.transport = transport
         self.spec = transport.spec
+        self.choices = record.choices
         self.dist = dist
         self.record = record
         # A job's own settings over the master's configuration, while one runs (job_settings()).
@@ -277,13 +279,13 @@ class Stack:
         heap = heaps.daemon_heap_mb(daemon.key, node)
         env = self.env(node)
         if daemon is SPARK_HISTORY:
-            env = {**env, "SPARK_LOCAL_IP": config.web_host(self.spec, node), "SPARK_LOG_DIR": str(self.layout(node).log_dir)}
+            env = {**env, "SPARK_LOCAL_IP": config.web_host(self.choices, node), "SPARK_LOG_DIR": str(self.layout(node).log_dir)}
             return self.spark_java(node, daemon.main_class, [], heap), env
         if daemon not in (SPARK_MASTER, SPARK_WORKER):
             return self.java(node, daemon.main_class, [], heap_mb=heap, add_opens=daemon.needs_add_opens,
                              log_file=f"{daemon.key}.log"), env
         # The RPC endpoints bind the node's address (--host); the web UI binds SPARK_LOCAL_IP.
-        env = {**env, "SPARK_LOCAL_IP": config.web_host(self.spec, node), "SPARK_LOG_DIR": str(self.layout(node).log_dir)}
+        env = {**env, "SPARK_LOCAL_IP": config.web_host(self.choices, node), "SPARK_LOG_DIR": str(self.layout(node).log_dir)}
         where = ["--host", node.address, "--port", str(config.port(self.spec, node, daemon.ports[0])),
                  "--webui-port", str(config.port(self.spec, node, daemon.ports[1]))]
         if daemon is SPARK_MASTER:
@@ -313,7 +315,7 @@ class Stack:
             layout = self.layout(node)
             self.transport.make_dirs(node, [layout.disk / "tmp", layout.spark_events, layout.conf_dir],
                                      fresh=[layout.log_dir])
-            rendered[node.name], files = config.render(self.spec, node, layout, self.dist)
+            rendered[node.name], files = config.render(self.spec, self.choices, node, layout, self.dist)
             self.transport.put(node, layout.conf_dir, files)
         return rendered[self.spec.master.name]
 
@@ -375,7 +377,7 @@ class Stack:
             self.format_namenode()
         workers = len(self.spec.worker_nodes)
         master = self.spec.master
-        if self.spec.spark_manager == "standalone":
+        if self.choices.spark_manager == "standalone":
             self.start(NAMENODE)
             self.start(SPARK_MASTER)
             self.start(DATANODE)
@@ -401,7 +403,7 @@ class Stack:
 
     def web_url(self, node: NodeSpec, port: str) -> str:
         """How this host reaches one of a node's web endpoints (directly, or through SSH on boards)."""
-        return self.transport.reach(node, config.web_host(self.spec, node), config.port(self.spec, node, port))
+        return self.transport.reach(node, config.web_host(self.choices, node), config.port(self.spec, node, port))
 
     def _get(self, port: str, path: str) -> dict:
         answer = requests.get(self.web_url(self.spec.master, port) + path, timeout=5)
@@ -563,7 +565,7 @@ class Stack:
     def web_uis(self) -> list[tuple[str, str]]:
         """(title, URL from this host) of every web UI the cluster has running."""
         found = []
-        for daemon in [*daemons_of(self.spec), SPARK_HISTORY]:
+        for daemon in [*daemons_of(self.choices), SPARK_HISTORY]:
             for node in self.nodes_for(daemon):
                 for port_name in daemon.ports:
                     if port_name.endswith("_http") and (daemon is not SPARK_HISTORY or self.spark_history_running()):
@@ -577,13 +579,13 @@ class Stack:
     def addresses(self) -> list[tuple[str, str, str]]:
         """(daemon, node, address) of every daemon's RPC and web endpoints."""
         rows = []
-        for daemon in daemons_of(self.spec):
+        for daemon in daemons_of(self.choices):
             for node in self.nodes_for(daemon):
                 for port_name in daemon.ports:
-                    host = config.web_host(self.spec, node) if port_name.endswith("_http") else node.address
+                    host = config.web_host(self.choices, node) if port_name.endswith("_http") else node.address
                     rows.append((daemon.title, node.name,
                                  f"{host}:{config.port(self.spec, node, port_name)} ({port_name.replace('_', ' ')})"))
-        if RESOURCEMANAGER in daemons_of(self.spec):
+        if RESOURCEMANAGER in daemons_of(self.choices):
             rows.append(("ResourceManager", self.spec.master.name, f"{self.spec.master.address}:8032 (rpc)"))
         return rows
 

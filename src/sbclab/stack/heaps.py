@@ -140,7 +140,7 @@ DRIVER = "spark.driver.memory"
 UPSTREAM_DRIVER = f"{sizing.UPSTREAM_EXECUTOR_MB}m"
 
 
-def spark_settings(spec: ClusterSpec, spark: dict[str, str]) -> dict[str, str]:
+def spark_settings(spec: ClusterSpec, spark: dict[str, str], standalone: bool = False) -> dict[str, str]:
     """The spark-defaults that shrink Spark's heaps to the node, over the board's `spark`; nothing at
     memory factor 1. On YARN an executor's and the ApplicationMaster's overhead take what their heap
     gave up, so each container, and the executors YARN holds per node, stay the board's. On Spark's
@@ -149,7 +149,7 @@ def spark_settings(spec: ClusterSpec, spark: dict[str, str]) -> dict[str, str]:
     if factor >= 1:
         return {}
     found = {DRIVER: f"{shrunk(int(sizing.jvm_megabytes(spark.get(DRIVER, UPSTREAM_DRIVER))), SPARK_HEAP_FLOOR_MB, factor)}m"}
-    if spec.spark_manager == "standalone":
+    if standalone:
         return found
     for memory, overhead, upstream, floor in (EXECUTOR, SPARK_AM):
         board = spark.get(memory, upstream)
@@ -220,8 +220,7 @@ DAEMON_NAMES = {"namenode": "the NameNode", "resourcemanager": "the ResourceMana
                 "sparkworker": "the Spark worker"}
 
 
-def _daemons(spec: ClusterSpec, node: NodeSpec) -> list[Heap]:
-    standalone = spec.spark_manager == "standalone"
+def _daemons(node: NodeSpec, standalone: bool) -> list[Heap]:
     keys = []
     if node.role == "master":
         keys += ["namenode", "sparkmaster"] if standalone else ["namenode", "resourcemanager", "historyserver"]
@@ -231,10 +230,10 @@ def _daemons(spec: ClusterSpec, node: NodeSpec) -> list[Heap]:
             for key in keys]
 
 
-def loads(spec: ClusterSpec, node: NodeSpec, jobs: tuple[Job, ...]) -> list[list[Heap]]:
+def loads(node: NodeSpec, jobs: tuple[Job, ...], standalone: bool = False) -> list[list[Heap]]:
     """The sets of JVMs the node may hold at once: its daemons, with each job's driver on the master
     and, on a worker, its ApplicationMaster and a task (one of them, where YARN cannot place both)."""
-    daemons = _daemons(spec, node)
+    daemons = _daemons(node, standalone)
     found = [daemons]
     for job in jobs:
         beside = daemons + ([job.driver] if job.driver and node.role == "master" else [])
@@ -261,12 +260,12 @@ def fits(heaps: list[Heap], board_mb: int, factor: float) -> bool:
     return factor >= 1 or need_mb(heaps, factor) <= board_mb * factor
 
 
-def least_factor(spec: ClusterSpec, jobs: tuple[Job, ...]) -> float:
+def least_factor(spec: ClusterSpec, jobs: tuple[Job, ...], standalone: bool = False) -> float:
     """The smallest memory factor at which every node holds its loads, found by bisection: a node's
     memory grows with the factor by its board's RAM, what it needs by no more than the board's heaps."""
     def all_fit(factor: float) -> bool:
         return all(fits(load, sizing.board_memory_bytes(n) // 2**20, factor)
-                   for n in spec.nodes for load in loads(spec, n, jobs))
+                   for n in spec.nodes for load in loads(n, jobs, standalone))
     low, high = 0.0, 1.0
     for _ in range(40):
         middle = (low + high) / 2
@@ -279,17 +278,17 @@ def least_host_bytes(spec: ClusterSpec, factor: float) -> int:
     return HOST_RESERVED_BYTES + math.ceil(factor * sum(sizing.board_memory_bytes(n) for n in spec.nodes))
 
 
-def check(spec: ClusterSpec, jobs: tuple[Job, ...] = ()) -> None:
+def check(spec: ClusterSpec, jobs: tuple[Job, ...] = (), standalone: bool = False) -> None:
     """Refuse a shape whose nodes cannot hold their daemons and these jobs' JVMs at the heaps this host
     gives them, naming the node, what it must hold and the host memory that would hold it."""
     for node in spec.nodes:
         factor = memory_factor(node)
         board_mb = sizing.board_memory_bytes(node) // 2**20
-        for load in loads(spec, node, jobs):
+        for load in loads(node, jobs, standalone):
             if fits(load, board_mb, factor):
                 continue
             held = [f"{h.what} {h.on_node(factor)} MB" + (" (its floor)" if h.at_floor(factor) else "") for h in load]
-            least = f"{math.ceil(least_host_bytes(spec, least_factor(spec, jobs)) / 2**30 * 10) / 10:.1f} GiB"
+            least = f"{math.ceil(least_host_bytes(spec, least_factor(spec, jobs, standalone)) / 2**30 * 10) / 10:.1f} GiB"
             raise SbclabError(
                 f"{node.name} ({node.board}) gets {node.memory_bytes // 2**20} MB, {factor:.2f} of its board's {board_mb} MB, "
                 f"and needs {need_mb(load, factor)} MB for the heaps of {', '.join(held[:-1])} and {held[-1]}, with "

@@ -12,6 +12,7 @@ from ..cluster.state import ClusterState
 from ..cluster.transport import Transport
 from ..errors import SbclabError
 from . import config, deploy, distribution, firewall, heaps, presets, sizing
+from .choices import StackChoices
 from .daemons import Stack, logs_dir
 from .distribution import Distribution
 from .java import java_home
@@ -29,6 +30,10 @@ class Cluster:
         return self.state.spec
 
     @property
+    def choices(self) -> StackChoices:
+        return self.stack.choices
+
+    @property
     def configuration(self) -> dict:
         """The master's configuration, with the running job's own settings over it while it runs."""
         return self.stack.job_values or self.stack.record.configuration
@@ -39,13 +44,13 @@ def _as_seen_by_nodes(transport: Transport, local: Distribution, record: StackRe
     return local.relocated(Path(record.dist_dir)) if record.dist_dir else local
 
 
-def check(spec: ClusterSpec, engines=("hadoop", "spark")) -> None:
+def check(spec: ClusterSpec, choices: StackChoices, engines=("hadoop", "spark")) -> None:
     """What the stack needs of a cluster's shape to run jobs of these engines, before anything is made
     (a stack not yet fetched is fetched by the cluster that first needs it)."""
-    presets.check(spec.preset)
-    presets.overrides(spec)  # 'tuned' on a board and medium no tuning measured is refused here
+    presets.check(choices.preset)
+    presets.overrides(spec, choices.preset)  # 'tuned' on a board and medium no tuning measured is refused here
     sizing.check(spec)
-    config.check_memory(spec, engines)
+    config.check_memory(spec, choices, engines)
 
 
 def _fetched(stack: str, progress) -> Distribution:
@@ -59,20 +64,22 @@ def _fetched(stack: str, progress) -> Distribution:
     return distribution.installed(stack)
 
 
-def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None, temporary: bool = False,
-       boards: BoardAccess | None = None, dist_dir: str | None = None) -> Cluster:
-    """Bring a cluster up and wait until it serves; on any failure or interrupt, remove all of it.
+def up(spec: ClusterSpec, choices: StackChoices | None = None, timeout_s: float = 180, progress=lambda message: None,
+       temporary: bool = False, boards: BoardAccess | None = None, dist_dir: str | None = None) -> Cluster:
+    """Bring a cluster up with what was chosen to run on it (upstream's settings and the default
+    stack when nothing was) and wait until it serves; on any failure or interrupt, remove all of it.
 
     A temporary cluster lives only as long as the sbclab that made it (a run's own cluster).
     boards: how to reach real boards, for a spec made from an inventory; dist_dir where the
     distribution goes on them."""
     # What runs on the cluster is checked by the run's plan: a cluster up serves both engines or one.
     # Its daemons, though, must fit its nodes whatever runs.
-    presets.check(spec.preset)
-    presets.overrides(spec)
+    choices = choices or StackChoices()
+    presets.check(choices.preset)
+    presets.overrides(spec, choices.preset)
     sizing.check(spec)
-    heaps.check(spec)
-    local = _fetched(spec.stack, progress)
+    heaps.check(spec, standalone=choices.spark_manager == "standalone")
+    local = _fetched(choices.stack, progress)
     if boards is None:
         java_home(local.stack.java)  # a missing Java is refused before anything is created
     with nodes.interrupts_as_exceptions():
@@ -82,7 +89,7 @@ def up(spec: ClusterSpec, timeout_s: float = 180, progress=lambda message: None,
         transport = nodes.create(spec, temporary=temporary, boards=boards)
         state = transport.state
         try:
-            record = StackRecord(dist_dir=(dist_dir or deploy.dist_dir_default(boards.inventory.master.data_dir))
+            record = StackRecord(choices=choices, dist_dir=(dist_dir or deploy.dist_dir_default(boards.inventory.master.data_dir))
                                  if boards else None)
             if boards is not None:
                 deploy.to_boards(transport, record, local, logs_dir(spec.name),
@@ -134,38 +141,41 @@ def attach(name: str) -> Cluster:
                           f"Remove it with 'sbclab cluster down --force --name {name}', then bring it up again.")
     transport = nodes.transport_for(state)
     record = StackRecord.load(state.root)
-    local = distribution.installed(state.spec.stack, check=False)
+    local = distribution.installed(record.choices.stack, check=False)
     return Cluster(state, transport, Stack(transport, _as_seen_by_nodes(transport, local, record), record))
 
 
-def bare_cluster(transport: Transport) -> Cluster:
+def bare_cluster(transport: Transport, choices: StackChoices | None = None) -> Cluster:
     """Nodes without Hadoop or Spark (node benchmarks): the stack only keeps their commands' logs."""
-    dist = distribution.installed(transport.spec.stack, check=False)
-    return Cluster(transport.state, transport, Stack(transport, dist, StackRecord(systems=systems.of_cluster(transport))))
+    record = StackRecord(choices=choices or StackChoices(), systems=systems.of_cluster(transport))
+    return Cluster(transport.state, transport,
+                   Stack(transport, distribution.installed(record.choices.stack, check=False), record))
 
 
-def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda message: None) -> None:
+def still_up(name: str, spec: ClusterSpec, choices: StackChoices, boards: BoardAccess,
+             progress=lambda message: None) -> None:
     """A second `up` of real boards: check that everything is as deployed, change nothing, and say
     what differs (as an error, with the way to apply it) when something does."""
     state = ClusterState.load(name)
-    if state.spec.backend != "ssh" or state.spec != spec or state.phase != "up":
+    record = StackRecord.load(state.root) if state.spec.backend == "ssh" else None
+    if record is None or state.spec != spec or record.choices != choices or state.phase != "up":
         raise SbclabError(f"Cluster '{name}' is up with another shape or inventory (or is '{state.phase}').",
                           f"Take it down with 'sbclab cluster down --name {name}' (the boards keep their data), "
                           "then bring it up again.")
     # The host keys may be read from another file this time; the boards are the same.
     state.info.boards = state.info.boards.model_copy(update={"known_hosts": boards.known_hosts})
     transport = nodes.transport_for(state)
-    record = StackRecord.load(state.root)
-    stack = Stack(transport, _as_seen_by_nodes(transport, distribution.installed(spec.stack, check=False), record), record)
+    stack = Stack(transport, _as_seen_by_nodes(transport, distribution.installed(choices.stack, check=False), record),
+                  record)
     differs = []
     for node in spec.nodes:
         layout = stack.layout(node)
-        _, files = config.render(spec, node, layout, stack.dist)
+        _, files = config.render(spec, choices, node, layout, stack.dist)
         for file_name, text in files.items():
             if transport.read_text(node, layout.conf_dir / file_name) != text:
                 differs.append(f"{file_name} on {node.name}")
-    differs += deploy.differences(transport, stack.record, distribution.installed(spec.stack))
-    executors_hosts = len(stack.spark_workers() or []) if spec.spark_manager == "standalone" else len(stack.yarn_nodes())
+    differs += deploy.differences(transport, stack.record, distribution.installed(choices.stack))
+    executors_hosts = len(stack.spark_workers() or []) if choices.spark_manager == "standalone" else len(stack.yarn_nodes())
     if not stack.hdfs_ready(spec.workers) or executors_hosts < spec.workers:
         differs.append("not every DataNode and NodeManager (or Spark worker) is live")
     if differs:
@@ -177,7 +187,7 @@ def still_up(name: str, spec: ClusterSpec, boards: BoardAccess, progress=lambda 
 def status(cluster: Cluster) -> dict:
     """What the daemons say about themselves: live DataNodes, YARN nodes, addresses."""
     stack = cluster.stack
-    report = {"name": cluster.spec.name, "backend": cluster.spec.backend, "preset": cluster.spec.preset,
+    report = {"name": cluster.spec.name, "backend": cluster.spec.backend, "preset": cluster.choices.preset,
               "scale": cluster.spec.scale.model_dump(), "datanodes": [], "yarn_nodes": [], "problems": []}
     try:
         info = stack.namenode_info()
@@ -187,8 +197,8 @@ def status(cluster: Cluster) -> dict:
                                         "used": dn.get("used"), "remaining": dn.get("remaining")})
     except Exception as err:  # noqa: BLE001 - report what is unreachable rather than fail the whole status
         report["problems"].append(f"NameNode did not answer: {err}")
-    report["spark_manager"] = cluster.spec.spark_manager
-    if cluster.spec.spark_manager == "standalone":
+    report["spark_manager"] = cluster.choices.spark_manager
+    if cluster.choices.spark_manager == "standalone":
         workers = stack.spark_workers()
         if workers is None:
             report["problems"].append("the Spark master did not answer")

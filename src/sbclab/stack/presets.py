@@ -36,9 +36,9 @@ def check(name: str) -> str:
     return name
 
 
-def overrides(spec: ClusterSpec) -> dict[str, dict[str, str]]:
-    """Settings the preset sets, by file ('hdfs-site', 'mapred-site', 'spark-defaults', …)."""
-    return _settings(spec.preset, spec.workers, spec.board, spec.storage)
+def overrides(spec: ClusterSpec, preset: str) -> dict[str, dict[str, str]]:
+    """Settings the preset sets on this cluster, by file ('hdfs-site', 'mapred-site', 'spark-defaults', …)."""
+    return _settings(preset, spec.workers, spec.board, spec.storage)
 
 
 @lru_cache(maxsize=None)

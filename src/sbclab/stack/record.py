@@ -1,5 +1,5 @@
 """What the stack keeps of a cluster beside the cluster's own state (stack.json in its folder):
-the configuration it rendered, the versions it runs, the Java of each board and what deploying
+what was chosen to run on it (choices.py), the configuration it rendered, the versions it runs, the Java of each board and what deploying
 changed. It goes with the cluster's folder when the cluster is removed."""
 
 import json
@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import atomic
 from ..errors import SbclabError
+from .choices import StackChoices
 
 FILE = "stack.json"
 
@@ -36,6 +37,7 @@ class ContainerRecord(BaseModel):
 class StackRecord(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
+    choices: StackChoices = Field(default_factory=StackChoices)
     configuration: dict[str, dict[str, str]] = Field(default_factory=dict, description="the master's rendered values")
     versions: dict[str, str] = Field(default_factory=dict)
     bring_up_s: float | None = None
@@ -53,10 +55,19 @@ class StackRecord(BaseModel):
         if not path.exists():
             return cls()
         try:
-            return cls.model_validate(json.loads(path.read_text()))
+            raw = json.loads(path.read_text())
+            if "choices" not in raw:
+                raw["choices"] = _choices_of_earlier(Path(cluster_root))
+            return cls.model_validate(raw)
         except (OSError, json.JSONDecodeError, ValidationError) as err:
             raise SbclabError(f"{path} cannot be read ({err}).",
                               "Take the cluster down with 'sbclab cluster down --force' and bring it up again.") from err
 
     def save(self, cluster_root: Path) -> None:
         atomic.write_text(Path(cluster_root) / FILE, self.model_dump_json(indent=1))
+
+
+def _choices_of_earlier(cluster_root: Path) -> StackChoices:
+    """A cluster brought up before the stack kept its choices had them in its spec (state.json)."""
+    state = json.loads((cluster_root / "state.json").read_text())
+    return StackChoices.from_spec_of_earlier(state.get("spec", {}))

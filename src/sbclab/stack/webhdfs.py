@@ -42,7 +42,7 @@ def base(stack: Stack) -> str:
 
 def data_here(stack: Stack) -> bool:
     """Whether this host reaches the DataNodes' web ports, through which file contents go."""
-    return stack.spec.web_uis != "loopback"
+    return stack.choices.web_uis != "loopback"
 
 
 def ask(stack: Stack, method: str, path: str, op: str, **extra: str) -> requests.Response:

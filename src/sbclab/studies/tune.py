@@ -230,10 +230,10 @@ def write_result(path: Path, document: dict) -> None:
     write_text(path, json.dumps(document, indent=1) + "\n")
 
 
-def tuning_name(workload: str, engine: str, size_bytes: int | None, spec) -> str:
-    """One search per workload, engine, size and cluster shape: the journal's and the result's name."""
+def tuning_name(workload: str, engine: str, size_bytes: int | None, spec, preset: str) -> str:
+    """One search per workload, engine, size, cluster shape and preset: the journal's and the result's name."""
     size = f"-{size_bytes}" if size_bytes else ""
-    return f"{workload}-{engine}{size}-{spec.workers}x{spec.board}-{spec.storage}-{spec.preset}"
+    return f"{workload}-{engine}{size}-{spec.workers}x{spec.board}-{spec.storage}-{preset}"
 
 
 def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: float, repetitions: int,
@@ -247,10 +247,12 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
     first = plan.prepare(experiment.model_copy(update={"repetitions": 1}), options.results, say, options.boards)
     if len(first.specs) != 1:
         raise SbclabError("A tuning runs on one cluster shape.", "Give one worker count, medium and preset.")
-    spec = next(iter(first.specs.values()))
-    name = tuning_name(workload, engine, experiment.sizes[0] if first.cells[0].size_bytes else None, spec)
+    (shape, spec), = first.specs.items()
+    choices = first.choices[shape]
+    name = tuning_name(workload, engine, experiment.sizes[0] if first.cells[0].size_bytes else None, spec,
+                       choices.preset)
     journal = options.results / "tuning" / f"{name}.journal"
-    with orchestrator.cluster_for(spec, say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
+    with orchestrator.cluster_for(spec, choices, say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
                                   dist_dir=options.dist_dir) as cluster:
         config, workers = cluster.configuration, spec.workers
 
@@ -277,7 +279,7 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
                           repetitions=repetitions, max_trials=max_trials, say=say)
     question = {"workload": workload, "engine": engine, "size_bytes": first.cells[0].size_bytes,
                 "cluster": {"workers": spec.workers, "board": spec.board, "storage": spec.storage,
-                            "preset": spec.preset, "backend": spec.backend, "scale": spec.scale.factor},
+                            "preset": choices.preset, "backend": spec.backend, "scale": spec.scale.factor},
                 "levers": [lever.name for lever in levers], "repetitions": repetitions, "results": str(options.results)}
     document = result_document(searched, question, config, workers, options.command)
     write_result(options.results / "tuning" / f"{name}.json", document)

@@ -31,7 +31,7 @@ def random_input(ctx: RunContext, size_bytes: int, reuse: bool = True) -> dict[s
     run_id = new_id("input", "randomwriter")
     maps = 2 * ctx.cluster.spec.workers
     ctx.hdfs(["-rm", "-r", "-f", "-skipTrash", key], ctx.job_log(run_id, "cleanup"))
-    if ctx.cluster.spec.spark_manager == "standalone":
+    if ctx.cluster.choices.spark_manager == "standalone":
         # No YARN to run MapReduce: Spark writes records of randomwriter's shape (java/jobs RandomWriter).
         ctx.progress(f"Spark RandomWriter: {size_bytes:,} bytes into {key} (Sort input)")
         outcome, _, _, _ = spark_job(ctx, run_id, "randomwriter", "RandomWriter", [str(size_bytes), key, str(maps)])
