@@ -30,6 +30,7 @@ from sbclab.experiments.orchestrator import Runner
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
 from sbclab.stack import distribution, lifecycle, versions as stack_versions
+from sbclab.stack.choices import StackChoices
 from sbclab.workloads.base import new_id
 
 # What leaked() finds on a clean host: no resource of any kind (named, so that a failed check says which).
@@ -227,12 +228,12 @@ def _backend_of(name: str) -> str | None:
 
 
 def small_spec(name: str, backend: str | None = None, knobs: tuple[str, ...] = ("quick-start",), workers: int = 2,
-               spark_manager: str = "yarn", stack: str = stack_versions.DEFAULT, **kw) -> spec.ClusterSpec:
+               **kw) -> spec.ClusterSpec:
     """Master + 2 workers (or `workers`) of this host's default backend. The tests' clusters start their JVMs with
     the quick-start knob (C1 only): they check what sbclab does, on data so small that a JVM's
     start-up is most of a job; test_monitoring keeps the default JVMs, whose runs it measures."""
     built = spec.build(name=name, backend=backend or default_backend(), workers=workers, disk_bytes=2 * 2**30, **kw)
-    return built.model_copy(update={"knobs": knobs, "spark_manager": spark_manager, "stack": stack})
+    return built.model_copy(update={"knobs": knobs})
 
 
 def mechanics_spec(name: str, **kw) -> spec.ClusterSpec:
@@ -289,11 +290,12 @@ def listening_sockets(cluster: lifecycle.Cluster) -> dict[str, list[str]]:
 
 
 @contextmanager
-def module_cluster(name: str, **kw):
+def module_cluster(name: str, preset: str = "stock", spark_manager: str = "yarn", stack: str = stack_versions.DEFAULT,
+                   **kw):
     """A cluster for a test module, removed afterwards whatever happened, on a host left clean."""
     remove_if_left(name)
     assert leaked() == NOTHING
-    up = lifecycle.up(small_spec(name, **kw))
+    up = lifecycle.up(small_spec(name, **kw), StackChoices(preset=preset, spark_manager=spark_manager, stack=stack))
     try:
         yield up
     finally:

@@ -24,6 +24,7 @@ from sbclab.report import build, html
 from sbclab.results.schema import SCHEMA_VERSION
 from sbclab.results.store import ResultsStore
 from sbclab.stack import config, lifecycle, sizing, versions
+from sbclab.stack.choices import StackChoices
 from sbclab.studies import tune
 from sbclab.workloads import inputs, terasort
 
@@ -41,7 +42,7 @@ def cluster():
     assert leaked() == NOTHING
     # The 2026 seed's stack: the main job runs here on it, and on the default (current) stack in
     # test_suite.py, which runs every workload there.
-    up = lifecycle.up(mechanics_spec(NAME, stack=versions.FIRST, subnet="10.232.0.0/24"))
+    up = lifecycle.up(mechanics_spec(NAME, subnet="10.232.0.0/24"), StackChoices(stack=versions.FIRST))
     try:
         yield up
     finally:

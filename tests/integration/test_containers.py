@@ -15,6 +15,7 @@ import pytest
 from sbclab.cluster import containers, nodes, tools
 from sbclab.results.store import ResultsStore
 from sbclab.stack import lifecycle
+from sbclab.stack.choices import StackChoices
 
 from .conftest import MECHANICS_BOARD, NOTHING, OVERSUBSCRIBED, leaked, measure, remove_if_left, small_spec
 
@@ -82,10 +83,10 @@ def test_spark_standalone_in_containers_runs_sort_inside_each_nodes_container(im
     name = "ictrspk"
     remove_if_left(name)
     assert leaked() == NOTHING
-    spec = small_spec(name, board=MECHANICS_BOARD, cores=OVERSUBSCRIBED, subnet="10.230.0.0/24",
-                      spark_manager="standalone", stack="hajji-tso-2016").model_copy(update={"runtime": "container"})
+    spec = small_spec(name, board=MECHANICS_BOARD, cores=OVERSUBSCRIBED, subnet="10.230.0.0/24"
+                      ).model_copy(update={"runtime": "container"})
     try:
-        up = lifecycle.up(spec)
+        up = lifecycle.up(spec, StackChoices(spark_manager="standalone", stack="hajji-tso-2016"))
         assert {f"sbclab-{name}-{n.name}-node" for n in spec.nodes} <= set(containers.leftover_names())
         worker = spec.worker_nodes[0]
         # The JVM itself, not the podman client that exec'd it (whose command line names it too).

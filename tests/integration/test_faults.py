@@ -20,7 +20,7 @@ from sbclab.cluster.state import ClusterState
 from sbclab.errors import SbclabError
 from sbclab.experiments import model
 from sbclab.experiments.orchestrator import check_disks
-from sbclab.experiments.plan import as_spec_settings
+from sbclab.stack.choices import StackChoices
 from sbclab.results.faults import PROCESSES, FaultSpec
 from sbclab.stack import lifecycle, liveness
 from sbclab.workloads.base import Attempt, exited
@@ -131,9 +131,8 @@ PI = {"maps": 6, "samples_per_map": 1000}
 def faulty():
     remove_if_left("ifaulty")
     assert leaked() == NOTHING
-    spec = mechanics_spec("ifaulty", workers=3, subnet="10.219.0.0/24").model_copy(
-        update={"settings": as_spec_settings(SETTINGS)})
-    up = lifecycle.up(spec)
+    spec = mechanics_spec("ifaulty", workers=3, subnet="10.219.0.0/24")
+    up = lifecycle.up(spec, StackChoices(settings=StackChoices.settings_of(SETTINGS)))
     try:
         yield up
     finally:

@@ -237,7 +237,7 @@ def test_the_stacks_commands_run_through_exec_and_env(cluster, tmp_path):
     cat = _sbclab(*on_master, "hdfs", "dfs", "-cat", "/tmp/words.txt")
     assert cat.returncode == 0 and cat.stdout == local.read_text()
 
-    jar = distribution.installed(cluster.spec.stack, check=False).jobs_jar
+    jar = distribution.installed(cluster.choices.stack, check=False).jobs_jar
     pi = _sbclab(*on_master, "spark-submit", "--class", "org.sbclab.jobs.SparkPi", str(jar), "2", "1000")
     assert pi.returncode == 0 and '"samples": 2000' in pi.stdout, pi.stderr[-2000:]
 

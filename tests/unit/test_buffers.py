@@ -9,6 +9,7 @@ import pytest
 
 from sbclab.cluster import spec
 from sbclab.stack import buffers, config, heaps, sizing
+from sbclab.stack.choices import StackChoices
 from sbclab.stack.distribution import Distribution
 from sbclab.stack.versions import STACKS
 
@@ -18,10 +19,10 @@ LAYOUT = config.NodeLayout(conf_dir=Path("/c"), disk=Path("/d"), log_dir=Path("/
 
 
 def rendered(data_scale: float, host_gib: float = 128, workers: int = 2, manager: str = "yarn", settings=()):
-    built = spec.build(backend="emulated", board="rpi5b", preset="paper", storage="nvme", workers=workers, cores=2,
+    built = spec.build(backend="emulated", board="rpi5b", storage="nvme", workers=workers, cores=2,
                        memory_bytes=int(host_gib * GiB))
-    built = built.model_copy(update={"data_scale": data_scale, "spark_manager": manager, "settings": settings})
-    return config.settings(built, built.node("worker1"), LAYOUT, DIST)
+    choices = StackChoices(preset="paper", data_scale=data_scale, spark_manager=manager, settings=settings)
+    return config.settings(built, choices, built.node("worker1"), LAYOUT, DIST)
 
 
 def test_at_the_seeds_data_the_buffers_are_the_boards():

@@ -177,7 +177,7 @@ def test_a_board_clusters_spec_is_built_in_one_place_and_keeps_its_web_uis_choic
                                   "cluster": {"backend": "ssh", "board": "rpi5b", "expose_web_uis": exposed,
                                               "spark_manager": "yarn"}})
         found = plan.prepare(experiment, tmp_path / "results", boards=access)
-        spec = next(iter(found.specs.values()))
-        assert spec.web_uis == web_uis and spec.workers == 2
-        direct = plan.board_spec_for(inv, name=spec.name, preset="stock", workers=2, expose_web_uis=exposed)
-        assert direct == spec
+        (shape, spec), = found.specs.items()
+        assert found.choices[shape].web_uis == web_uis and spec.workers == 2
+        assert plan.board_spec_for(inv, name=spec.name, workers=2) == spec
+        assert plan.choices_for(preset="stock", on_boards=True, expose_web_uis=exposed) == found.choices[shape]

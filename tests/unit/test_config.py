@@ -5,8 +5,9 @@ import pytest
 
 from sbclab.cluster import spec
 from sbclab.errors import SbclabError
-from sbclab.experiments import model
+from sbclab.experiments import model, plan
 from sbclab.stack import config, sizing
+from sbclab.stack.choices import StackChoices
 from sbclab.stack.distribution import Distribution
 from sbclab.stack.versions import STACKS
 
@@ -24,11 +25,11 @@ def layout(tmp_path, node):
 
 
 def render(tmp_path, dist, preset="stock", backend="emulated"):
-    s = spec.build(backend=backend, preset=preset, workers=2, cores=2, memory_bytes=24 * GiB)
+    s = spec.build(backend=backend, workers=2, cores=2, memory_bytes=24 * GiB)
     out = {}
     for n in s.nodes:
         where = layout(tmp_path, n)
-        out[n.name], files = config.render(s, n, where, dist)
+        out[n.name], files = config.render(s, StackChoices(preset=preset), n, where, dist)
         where.conf_dir.mkdir(parents=True)
         for name, text in files.items():
             (where.conf_dir / name).write_text(text)
@@ -155,11 +156,12 @@ def test_boards_keep_web_uis_on_loopback_unless_exposed(tmp_path, dist):
     inv = inventory.Inventory(source="hosts.yml", hosts=(
         inventory.Host(name="pi0", role="master", address="10.0.0.10"),
         inventory.Host(name="pi1", role="worker", address="10.0.0.11")))
+    s = spec.from_inventory(inv, name="pis")
     for expose, web in ((False, "127.0.0.1"), (True, None)):
-        s = spec.from_inventory(inv, name="pis", expose_web_uis=expose)
+        choices = plan.choices_for(preset="stock", on_boards=True, expose_web_uis=expose)
         master, worker = s.master, s.worker_nodes[0]
-        on_master = config.settings(s, master, layout(tmp_path, master), dist)
-        on_worker = config.settings(s, worker, layout(tmp_path, worker), dist)
+        on_master = config.settings(s, choices, master, layout(tmp_path, master), dist)
+        on_worker = config.settings(s, choices, worker, layout(tmp_path, worker), dist)
         assert on_master["hdfs-site"]["dfs.namenode.http-address"] == f"{web or master.address}:9870"
         assert on_master["yarn-site"]["yarn.resourcemanager.webapp.address"] == f"{web or master.address}:8088"
         assert on_master["mapred-site"]["mapreduce.jobhistory.webapp.address"] == f"{web or master.address}:19888"
@@ -182,12 +184,13 @@ def test_spark_waits_for_every_executor_yarn_can_hold(tmp_path, dist):
     share = sizing.yarn_share(small.worker_nodes[0])[0]
     fit = sizing.executors_that_fit(small, 1408, 896)
     assert fit == (share - 1024) // 2048
-    values = config.settings(small, small.master, layout(tmp_path, small.master), dist)
+    values = config.settings(small, StackChoices(), small.master, layout(tmp_path, small.master), dist)
     assert float(values["spark-defaults"]["spark.scheduler.minRegisteredResourcesRatio"]) == min(1.0, fit / 2)
 
 
 def test_an_experiments_own_settings_are_set_over_the_preset(tmp_path, dist):
-    s = spec.build(backend="emulated", preset="paper", workers=2, cores=2, memory_bytes=24 * GiB).model_copy(
-        update={"settings": (("hdfs-site", "dfs.blocksize", "16777216"), ("hdfs-site", "dfs.replication", "2"))})
-    values = config.settings(s, s.master, layout(tmp_path, s.master), dist)
+    s = spec.build(backend="emulated", workers=2, cores=2, memory_bytes=24 * GiB)
+    choices = StackChoices(preset="paper", settings=(("hdfs-site", "dfs.blocksize", "16777216"),
+                                                     ("hdfs-site", "dfs.replication", "2")))
+    values = config.settings(s, choices, s.master, layout(tmp_path, s.master), dist)
     assert values["hdfs-site"]["dfs.blocksize"] == "16777216" and values["hdfs-site"]["dfs.replication"] == "2"

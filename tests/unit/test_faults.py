@@ -17,6 +17,7 @@ from sbclab.experiments import model, plan
 from sbclab.faults import effects, partition, schedule
 from sbclab.faults.base import Applied
 from sbclab.results.faults import FaultEffects, FaultRun, FaultSpec
+from sbclab.stack.choices import StackChoices
 
 from .test_results import make_run
 
@@ -57,7 +58,7 @@ def _cluster(workers=3):
     health = {"dead_datanodes": 0, "under_replicated_blocks": 0, "pending_replication_blocks": 0, "missing_blocks": 0}
     stack = SimpleNamespace(namenode_health=lambda: dict(health), yarn_health=lambda: {"lost_nodemanagers": 0},
                             health=health)
-    return SimpleNamespace(spec=spec, transport=_Transport(spec), stack=stack)
+    return SimpleNamespace(spec=spec, choices=StackChoices(), transport=_Transport(spec), stack=stack)
 
 
 class _Marker:
@@ -291,7 +292,7 @@ def test_a_mapreduce_jobs_phase_is_read_from_its_applicationmaster_and_a_spark_s
     stack = SimpleNamespace(running_applications=lambda since: [a for a in apps if a["startedTime"] >= since],
                             mapreduce_job=lambda app: job, layout=lambda node: SimpleNamespace(spark_events=tmp_path))
     spec = cluster_spec.build(backend="emulated", board="rpi4b-4gb", storage="microsd-evo", workers=2, cores=2)
-    cluster = SimpleNamespace(spec=spec, stack=stack,
+    cluster = SimpleNamespace(spec=spec, choices=StackChoices(), stack=stack,
                               transport=SimpleNamespace(read_text=lambda node, path: path.read_text() if path.exists() else None))
     assert not schedule.phases.reached(cluster, "map", 1000)
     job.update(mapsRunning=2)

@@ -12,8 +12,11 @@ import pytest
 from sbclab.cluster import spec
 from sbclab.errors import SbclabError
 from sbclab.stack import config, daemons, heaps, lifecycle, sizing
+from sbclab.stack.choices import StackChoices
 from sbclab.stack.distribution import Distribution
 from sbclab.stack.versions import STACKS
+
+from .shaped import Shaped
 
 GiB = 2**30
 DIST = Distribution(STACKS["lee-park-2026"], Path("/h"), Path("/s"), Path("/j.jar"))
@@ -28,14 +31,15 @@ SHAPES = ([(b, p, "separate-master", (), "yarn") for b in ("rpi3b", "rpi4b-4gb",
 
 
 def cluster(board: str, workers: int, host_gib: float, preset: str = "paper", layout: str = "separate-master",
-            knobs: tuple[str, ...] = (), manager: str = "yarn", settings=()) -> spec.ClusterSpec:
-    built = spec.build(backend="emulated", board=board, preset=preset, storage="microsd", workers=workers, cores=2,
+            knobs: tuple[str, ...] = (), manager: str = "yarn", settings=()) -> Shaped:
+    built = spec.build(backend="emulated", board=board, storage="microsd", workers=workers, cores=2,
                        memory_bytes=int(host_gib * GiB), layout=layout)
-    return built.model_copy(update={"knobs": knobs, "spark_manager": manager, "settings": settings})
+    return Shaped(built.model_copy(update={"knobs": knobs}),
+                  StackChoices(preset=preset, spark_manager=manager, settings=settings))
 
 
-def settings(s: spec.ClusterSpec, node: str = "worker1") -> dict[str, dict[str, str]]:
-    return config.settings(s, s.node(node), LAYOUT, DIST)
+def settings(s: Shaped, node: str = "worker1") -> dict[str, dict[str, str]]:
+    return config.settings(s.spec, s.choices, s.node(node), LAYOUT, DIST)
 
 
 def test_boards_given_their_whole_ram_keep_the_settings_they_had():
@@ -48,7 +52,7 @@ def test_boards_given_their_whole_ram_keep_the_settings_they_had():
         for node in (s.master, s.node("worker1")):
             values = settings(s, node.name)
             values.pop("capacity-scheduler")
-            found = {"settings": values, "heaps": {d.key: heaps.daemon_heap_mb(d.key, node) for d in daemons.daemons_of(s)}}
+            found = {"settings": values, "heaps": {d.key: heaps.daemon_heap_mb(d.key, node) for d in daemons.daemons_of(s.choices)}}
             assert found == expected[" ".join([board, preset, layout, *knobs, manager])][node.name], (board, preset, node.name)
 
 
@@ -73,7 +77,7 @@ def test_eight_pi5_workers_on_24_gib_get_the_boards_containers_and_heaps_that_fi
     small, full = settings(shared), settings(board)
     assert containers(small) == containers(full)
     assert containers(small)["yarn.nodemanager.resource.memory-mb"] == 6144  # six 1 GB tasks a node, as on the board
-    assert sizing.executors_that_fit(shared, 1408, 896) == sizing.executors_that_fit(board, 1408, 896) == 23
+    assert sizing.executors_that_fit(shared.spec, 1408, 896) == sizing.executors_that_fit(board.spec, 1408, 896) == 23
 
     worker = shared.node("worker1")
     node_mb = worker.memory_bytes // 2**20
@@ -93,8 +97,8 @@ def test_eight_pi5_workers_on_24_gib_get_the_boards_containers_and_heaps_that_fi
     assert (spark["spark.executor.memory"], spark["spark.executor.memoryOverhead"]) == ("512m", "896m")
     assert (spark["spark.yarn.am.memory"], spark["spark.yarn.am.memoryOverhead"]) == ("256m", "640m")
     assert spark["spark.driver.memory"] == "512m"
-    lifecycle.check(shared)  # both engines, and the daemons alone at cluster up
-    heaps.check(shared)
+    lifecycle.check(*shared)  # both engines, and the daemons alone at cluster up
+    heaps.check(shared.spec)
 
 
 def test_a_preset_s_containers_stay_and_heaps_follow_them():
@@ -107,7 +111,7 @@ def test_a_preset_s_containers_stay_and_heaps_follow_them():
             mapred["mapreduce.reduce.memory.mb"]) == ("3072", "2048", "4096")
     assert float(mapred["mapreduce.job.heap.memory-mb.ratio"]) == pytest.approx(0.8 * factor, abs=1e-4)
     assert settings(s)["yarn-site"]["yarn.nodemanager.resource.memory-mb"] == "4096"
-    lifecycle.check(s, ("hadoop",))
+    lifecycle.check(*s, ("hadoop",))
 
 
 def test_a_heap_given_in_java_opts_shrinks_there_and_its_container_stays():
@@ -128,18 +132,18 @@ def host_in_hint(err: SbclabError) -> float:
 
 def test_a_shape_whose_heaps_cannot_fit_is_refused_with_the_host_that_would_hold_it():
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(cluster("rpi5b", 8, 12), ("spark",))
+        lifecycle.check(*cluster("rpi5b", 8, 12), ("spark",))
     assert "its driver 512 MB (its floor)" in err.value.message
     least = host_in_hint(err.value)
     assert 12 < least < 16
-    lifecycle.check(cluster("rpi5b", 8, least), ("spark",))
+    lifecycle.check(*cluster("rpi5b", 8, least), ("spark",))
     with pytest.raises(SbclabError):
-        lifecycle.check(cluster("rpi5b", 8, least - 0.2), ("spark",))
-    lifecycle.check(cluster("rpi5b", 8, 12), ("hadoop",))  # MapReduce's heaps are smaller
+        lifecycle.check(*cluster("rpi5b", 8, least - 0.2), ("spark",))
+    lifecycle.check(*cluster("rpi5b", 8, 12), ("hadoop",))  # MapReduce's heaps are smaller
 
     # 1 GB boards' heaps are at their floors already: any share less than the whole board is too small.
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(cluster("rpi3b", 30, 24, preset="stock"), ("hadoop",))
+        lifecycle.check(*cluster("rpi3b", 30, 24, preset="stock"), ("hadoop",))
     assert "worker1 (rpi3b) gets 726 MB" in err.value.message and "a task 204 MB (its floor)" in err.value.message
     assert host_in_hint(err.value) > 24
 
@@ -151,5 +155,5 @@ def test_1gb_boards_on_spark_s_standalone_manager_keep_their_executors_heaps():
     spark = settings(s, "master")["spark-defaults"]
     assert spark["spark.executor.memory"] == "512m" and spark["spark.driver.memory"] == "512m"
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(s, ("spark",))
+        lifecycle.check(*s, ("spark",))
     assert "master (rpi2b)" in err.value.message and "its driver 512 MB (its floor)" in err.value.message

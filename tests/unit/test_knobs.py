@@ -10,6 +10,7 @@ from sbclab.cluster import knobs, spec
 from sbclab.cluster.state import ClusterInfo
 from sbclab.errors import SbclabError
 from sbclab.stack import config
+from sbclab.stack.choices import StackChoices
 from sbclab.stack.distribution import Distribution
 from sbclab.stack.versions import STACKS
 
@@ -42,7 +43,7 @@ def test_cluster_knobs_are_taken_and_firmware_or_layout_ones_are_pointed_elsewhe
 def test_crc_off_reaches_hdfs_site_and_every_run_records_the_knobs(tmp_path):
     s = spec.build(backend="emulated", workers=2, cores=2, memory_bytes=24 * 2**30).model_copy(update={"knobs": ("crc-off",)})
     layout = config.NodeLayout(tmp_path / "conf", tmp_path / "disk", tmp_path / "logs")
-    values = config.settings(s, s.master, layout, Distribution(STACKS["lee-park-2026"], tmp_path / "h", tmp_path / "s", tmp_path / "j.jar"))
+    values = config.settings(s, StackChoices(), s.master, layout, Distribution(STACKS["lee-park-2026"], tmp_path / "h", tmp_path / "s", tmp_path / "j.jar"))
     assert values["hdfs-site"]["dfs.checksum.type"] == "NULL"
 
     found = knobs.of_cluster(SimpleNamespace(spec=s, info=ClusterInfo()))
@@ -70,7 +71,7 @@ def test_quick_start_reaches_every_jvm_of_the_cluster(tmp_path):
     s = spec.build(backend="emulated", workers=2, cores=2, memory_bytes=24 * 2**30).model_copy(
         update={"knobs": ("quick-start",)})
     layout = config.NodeLayout(tmp_path / "conf", tmp_path / "disk", tmp_path / "logs")
-    values = config.settings(s, s.master, layout, Distribution(STACKS["lee-park-2026"], tmp_path / "h", tmp_path / "s", tmp_path / "j.jar"))
+    values = config.settings(s, StackChoices(), s.master, layout, Distribution(STACKS["lee-park-2026"], tmp_path / "h", tmp_path / "s", tmp_path / "j.jar"))
     for file, key in (("mapred-site", "mapreduce.map.java.opts"), ("mapred-site", "yarn.app.mapreduce.am.command-opts"),
                       ("spark-defaults", "spark.executor.extraJavaOptions"),
                       ("spark-defaults", "spark.driver.extraJavaOptions")):

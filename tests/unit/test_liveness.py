@@ -7,6 +7,7 @@ from sbclab.cluster import spec as cluster_spec
 from sbclab.errors import SbclabError
 from sbclab.results.schema import Liveness
 from sbclab.stack import liveness
+from sbclab.stack.choices import StackChoices
 from sbclab.stack.daemons import DATANODE, NODEMANAGER, SPARK_WORKER, daemons_of
 
 from .test_results import make_run
@@ -23,10 +24,10 @@ class _State:
 class _Transport:
     """Sessions by daemon key and node; `dead` holds the (key, node) whose process has ended."""
 
-    def __init__(self, spec, dead=()):
+    def __init__(self, spec, choices, dead=()):
         self.dead = set(dead)
         self.state = _State([{"label": d.key, "node": n.name}
-                             for d in daemons_of(spec) for n in (spec.worker_nodes if d.role == "worker" else [spec.master])])
+                             for d in daemons_of(choices) for n in (spec.worker_nodes if d.role == "worker" else [spec.master])])
 
     def sessions(self, label):
         return [e for e in self.state.entries if e["label"] == label]
@@ -38,8 +39,8 @@ class _Transport:
 class _Stack:
     """What liveness asks of a Stack, with the masters' counts set by the test."""
 
-    def __init__(self, spec, dead=(), counts=None, restart_heals=True):
-        self.spec, self.transport = spec, _Transport(spec, dead)
+    def __init__(self, spec, dead=(), counts=None, restart_heals=True, choices=StackChoices()):
+        self.spec, self.choices, self.transport = spec, choices, _Transport(spec, choices, dead)
         self.counts = {"datanode": spec.workers, "nodemanager": spec.workers, "sparkworker": spec.workers, **(counts or {})}
         self.restart_heals, self.started = restart_heals, []
 
@@ -88,8 +89,8 @@ def test_a_node_its_master_no_longer_counts_is_missing_though_every_process_runs
 
 
 def test_spark_standalone_counts_its_workers_at_the_spark_master():
-    spec = _spec().model_copy(update={"spark_manager": "standalone"})
-    found = liveness.census(_Stack(spec, dead=[("sparkworker", "worker3")], counts={"sparkworker": 2}))
+    found = liveness.census(_Stack(_spec(), dead=[("sparkworker", "worker3")], counts={"sparkworker": 2},
+                                   choices=StackChoices(spark_manager="standalone")))
     assert SPARK_WORKER.title in found.expected and "NodeManager" not in found.expected
     # The ended process says it, not its master's lagging count again.
     assert found.missing == ["Spark worker on worker3: its process has ended"]

@@ -215,7 +215,7 @@ def test_a_scaled_down_table_scales_the_block_size_with_its_data(monkeypatch):
     # the seed's 1 GB in 128 MiB blocks is 8 maps' worth; ours keeps about that many blocks
     assert 7 <= smallest / block <= 9 and "block size" in planned.notes[0]
     found = plan.prepare(experiment, "/nonexistent")
-    assert all(("hdfs-site", "dfs.blocksize", str(block)) in s.settings for s in found.specs.values())
+    assert all(("hdfs-site", "dfs.blocksize", str(block)) in c.settings for c in found.choices.values())
     # Each size has the seed's number of blocks (a block is any multiple of HDFS's 512-byte checksum chunk)...
     assert block % 512 == 0
     assert all(math.ceil(seeds / 2**27) == math.ceil(ran / block) for seeds, ran in planned.sizes.items())

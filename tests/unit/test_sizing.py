@@ -12,25 +12,28 @@ from sbclab.errors import SbclabError
 from sbclab.experiments import model
 from sbclab.stack import config, daemons, heaps, lifecycle, sizing
 from sbclab.stack.distribution import Distribution
+from sbclab.stack.choices import StackChoices
 from sbclab.stack.versions import STACKS
+
+from .shaped import Shaped
 
 GiB = 2**30
 
 
-def build(board: str, workers: int = 2, **kw) -> spec.ClusterSpec:
-    return spec.build(backend="emulated", board=board, storage="microsd", workers=workers, cores=2,
-                      memory_bytes=24 * GiB, **kw)
+def build(board: str, workers: int = 2, preset: str = "stock", **kw) -> Shaped:
+    return Shaped(spec.build(backend="emulated", board=board, storage="microsd", workers=workers, cores=2,
+                             memory_bytes=24 * GiB, **kw), StackChoices(preset=preset))
 
 
 def test_a_1gb_worker_holds_an_application_master_and_a_task_of_its_size():
     cluster = build("rpi3b")
     memory = sizing.worker_memory(cluster.worker_nodes[0].memory_bytes)
     assert (memory.ram_mb, memory.reserved_mb, memory.containers_mb, memory.smallest_container_mb) == (1024, 512, 512, 128)
-    mapreduce = sizing.mapreduce_memory(cluster)
+    mapreduce = sizing.mapreduce_memory(cluster.spec)
     am, task = int(mapreduce["yarn.app.mapreduce.am.resource.mb"]), int(mapreduce["mapreduce.map.memory.mb"])
     assert am + task <= memory.containers_mb and am >= 128 and task >= 128
     assert int(mapreduce["mapreduce.task.io.sort.mb"]) <= 0.25 * task
-    config.check_memory(cluster, ("hadoop",))
+    config.check_memory(*cluster, ("hadoop",))
     assert heaps.daemon_heap_mb("datanode", cluster.worker_nodes[0]) < heaps.daemon_heap_mb("datanode", build("rpi5b").worker_nodes[0])
 
 
@@ -39,52 +42,52 @@ def test_boards_of_4_and_8_gb_keep_upstreams_job_sizes():
         cluster = build(board, workers=1)
         memory = sizing.worker_memory(cluster.worker_nodes[0].memory_bytes)
         assert (memory.containers_mb, memory.smallest_container_mb) == (containers, unit)
-        assert sizing.mapreduce_memory(cluster) == {} and sizing.spark_memory(cluster) == {}
-        lifecycle.check(cluster)  # an ApplicationMaster and a task, or an executor, fit the one worker
+        assert sizing.mapreduce_memory(cluster.spec) == {} and sizing.spark_memory(cluster.spec) == {}
+        lifecycle.check(*cluster)  # an ApplicationMaster and a task, or an executor, fit the one worker
 
 
 def test_spark_on_yarn_does_not_fit_a_1gb_worker_and_says_by_how_much():
     with pytest.raises(SbclabError) as err:
-        config.check_memory(build("rpi3b"), ("spark",))
+        config.check_memory(*build("rpi3b"), ("spark",))
     assert "512 MB of containers" in err.value.message and "standalone" in err.value.hint
 
 
 def test_the_496mb_raspberry_pi_b_runs_no_yarn_and_says_what_it_can_run():
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(build("rpi1b"), ())
+        lifecycle.check(*build("rpi1b"), ())
     assert "507 MB of RAM" in err.value.message and "node benchmarks" in err.value.hint
 
 
 def test_the_2021_seeds_settings_do_not_fit_one_4gb_worker():
     """Its Table 11: an ApplicationMaster of 3072 MB and reduces of 4096 MB on NodeManagers of 4096 MB."""
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(build("rpi4b-4gb", workers=1, preset="paper-2021"), ("hadoop",))
+        lifecycle.check(*build("rpi4b-4gb", workers=1, preset="paper-2021"), ("hadoop",))
     assert "3072 MB" in err.value.message and "4096 MB" in err.value.message
-    lifecycle.check(build("rpi4b-4gb", workers=2, preset="paper-2021"), ("hadoop",))
+    lifecycle.check(*build("rpi4b-4gb", workers=2, preset="paper-2021"), ("hadoop",))
 
 
-def with_settings(cluster: spec.ClusterSpec, **files: dict[str, str]) -> spec.ClusterSpec:
-    return cluster.model_copy(update={"settings": tuple((file.replace("_", "-"), name, value)
-                                                        for file, props in files.items() for name, value in props.items())})
+def with_settings(cluster: Shaped, **files: dict[str, str]) -> Shaped:
+    return cluster.chosen(settings=tuple((file.replace("_", "-"), name, value)
+                                         for file, props in files.items() for name, value in props.items()))
 
 
 def test_settings_that_overcommit_a_board_are_refused_naming_its_ram():
     pi = build("rpi5b", workers=2)
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "64000"},
+        lifecycle.check(*with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "64000"},
                                       mapred_site={"mapreduce.map.memory.mb": "30000"}), ("hadoop",))
     assert "NodeManager 64000 MB" in err.value.message and "rpi5b has 8192 MB of RAM" in err.value.message
     assert "at most 8192 MB" in err.value.hint and "6144 MB" in err.value.hint
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "7000"},
+        lifecycle.check(*with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "7000"},
                                       mapred_site={"mapreduce.map.memory.mb": "30000"}), ("hadoop",))
     assert "30720 MB for a task" in err.value.message and "7000 MB of containers" in err.value.message
     assert "cluster.settings" in err.value.hint
     with pytest.raises(SbclabError, match="14336 MB for an executor"):
-        config.check_memory(with_settings(pi, spark_defaults={"spark.executor.memory": "12g"}), ("spark",))
+        config.check_memory(*with_settings(pi, spark_defaults={"spark.executor.memory": "12g"}), ("spark",))
     # Up to the board's RAM is the user's to give; a preset's (the 2021 seed's 4096 MB) is not checked against it.
-    config.check_memory(with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "8192"}), ("hadoop",))
-    config.check_memory(build("rpi4b-4gb", preset="paper-2021"), ("hadoop",))
+    config.check_memory(*with_settings(pi, yarn_site={"yarn.nodemanager.resource.memory-mb": "8192"}), ("hadoop",))
+    config.check_memory(*build("rpi4b-4gb", preset="paper-2021"), ("hadoop",))
 
 
 @pytest.mark.parametrize("name, value", [("yarn.nodemanager.resource.memory-mb", "lots"),
@@ -101,21 +104,21 @@ def test_a_sizing_setting_that_is_no_number_is_refused_by_name(name, value):
 
 def test_spark_standalone_fits_1gb_workers_and_runs_no_mapreduce():
     """Hajji & Tso's system: no NodeManager, each worker's 512 MB to one executor of Spark's least heap."""
-    cluster = build("rpi2b").model_copy(update={"spark_manager": "standalone"})
-    assert sizing.spark_standalone_memory(cluster) == {"spark.executor.memory": "512m", "spark.driver.memory": "512m"}
-    config.check_memory(cluster, ("spark",))
+    cluster = build("rpi2b").chosen(spark_manager="standalone")
+    assert sizing.spark_standalone_memory(cluster.spec) == {"spark.executor.memory": "512m", "spark.driver.memory": "512m"}
+    config.check_memory(*cluster, ("spark",))
     with pytest.raises(SbclabError) as err:
-        config.check_memory(cluster, ("hadoop",))
+        config.check_memory(*cluster, ("hadoop",))
     assert "YARN" in err.value.message
-    assert [d.key for d in daemons.daemons_of(cluster)] == ["namenode", "datanode", "sparkmaster", "sparkworker"]
+    assert [d.key for d in daemons.daemons_of(cluster.choices)] == ["namenode", "datanode", "sparkmaster", "sparkworker"]
     assert heaps.daemon_heap_mb("sparkworker", cluster.worker_nodes[0]) == heaps.daemon_heap_mb("nodemanager", cluster.worker_nodes[0])
 
 
 def test_a_standalone_clusters_spark_defaults_name_its_master_and_every_core():
-    cluster = build("rpi2b").model_copy(update={"spark_manager": "standalone"})
+    cluster = build("rpi2b").chosen(spark_manager="standalone")
     layout = config.NodeLayout(conf_dir=Path("/c"), disk=Path("/d"), log_dir=Path("/l"))
     dist = Distribution(STACKS["lee-park-2026"], Path("/h"), Path("/s"), Path("/j.jar"))
-    values = config.settings(cluster, cluster.master, layout, dist)["spark-defaults"]
+    values = config.settings(*cluster, cluster.master, layout, dist)["spark-defaults"]
     assert values["spark.master"] == f"spark://{cluster.master.address}:7077"
     assert values["spark.cores.max"] == "8" and values["spark.scheduler.minRegisteredResourcesRatio"] == "1.0"
     assert values["spark.executor.memory"] == "512m"
@@ -194,7 +197,7 @@ class _Files:
 
 def test_a_jobs_settings_reach_its_client_only_while_it_runs():
     cluster = build("rpi4b-4gb")
-    transport = _Files(cluster)
+    transport = _Files(cluster.spec)
     dist = Distribution(STACKS["lee-park-2026"], Path("/h"), Path("/s"), Path("/j.jar"))
     values = {"mapred-site": {"mapreduce.job.reduces": "2"}, "core-site": {"fs.defaultFS": "hdfs://m:9000"}}
     stack = daemons.Stack(transport, dist, daemons.StackRecord(configuration=values))

@@ -6,6 +6,7 @@ from sbclab.cluster import spec
 from sbclab.cluster.calibration import DiskFigures, HostCalibration
 from sbclab.errors import SbclabError
 from sbclab.stack import lifecycle, sizing
+from sbclab.stack.choices import StackChoices
 
 GiB = 2**30
 
@@ -102,13 +103,13 @@ def test_a_master_of_another_board_is_shaped_to_its_own_profile_beside_the_worke
     assert len({(n.board, n.storage) for n in same.nodes}) == 1, "the workers' medium unless another is given"
 
 
-@pytest.mark.parametrize("kw, words", [
-    (dict(preset="fast"), "stock"),
-    (dict(memory_bytes=4 * GiB), "host with at least"),
+@pytest.mark.parametrize("kw, chosen, words", [
+    ({}, dict(preset="fast"), "stock"),
+    (dict(memory_bytes=4 * GiB), {}, "host with at least"),
 ])
-def test_shapes_the_stack_cannot_run_are_refused_with_advice(kw, words):
+def test_shapes_the_stack_cannot_run_are_refused_with_advice(kw, chosen, words):
     with pytest.raises(SbclabError) as err:
-        lifecycle.check(build(**kw))
+        lifecycle.check(build(**kw), StackChoices(**chosen))
     assert words in str(err.value)
 
 

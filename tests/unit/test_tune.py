@@ -152,14 +152,15 @@ def test_the_report_shows_the_search_and_names_an_unreadable_one(tmp_path):
 def test_the_tuned_preset_is_a_tunings_settings_and_refused_where_none_was_measured(monkeypatch):
     from sbclab.cluster import spec as cluster_spec
     from sbclab.stack import lifecycle, presets
+    from sbclab.stack.choices import StackChoices
 
     measured = {("rpi4b-4gb", "microsd-evo"): {"settings": {"mapred-site": {"mapreduce.task.io.sort.factor": "64"}},
                                                "question": {"cluster": {"board": "rpi4b-4gb", "storage": "microsd-evo"}}}}
     monkeypatch.setattr(presets, "tuned_results", lambda: measured)
-    built = cluster_spec.build(backend="processes", preset="tuned", board="rpi4b-4gb", storage="microsd-evo",
+    built = cluster_spec.build(backend="processes", board="rpi4b-4gb", storage="microsd-evo",
                                workers=2, cores=2, memory_bytes=24 * 2**30)
-    assert presets.overrides(built) == {"mapred-site": {"mapreduce.task.io.sort.factor": "64"}}
+    assert presets.overrides(built, "tuned") == {"mapred-site": {"mapreduce.task.io.sort.factor": "64"}}
     other = built.model_copy(update={"board": "rpi5b", "storage": "nvme-p31-gen3"})
     with pytest.raises(SbclabError, match="No tuning has measured rpi5b/nvme-p31-gen3") as refused:
-        lifecycle.check(other)
+        lifecycle.check(other, StackChoices(preset="tuned"))
     assert "sbclab tune" in refused.value.hint and "rpi4b-4gb/microsd-evo" in refused.value.message

@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from sbclab.stack import clients, webhdfs
+from sbclab.stack.choices import StackChoices
 
 
 class Answer:
@@ -25,7 +26,8 @@ class Answer:
 
 
 def _stack(backend="emulated", web_uis="cluster"):
-    return SimpleNamespace(spec=SimpleNamespace(master="master", backend=backend, web_uis=web_uis), marks=None,
+    return SimpleNamespace(spec=SimpleNamespace(master="master", backend=backend), marks=None,
+                           choices=StackChoices(web_uis=web_uis),
                            env=lambda node, client=False: {"HADOOP_USER_NAME": "pi", "PATH": "/usr/bin:/bin"},
                            web_url=lambda node, port: "http://10.0.0.10:9870",
                            java=lambda node, main, args, **kw: ["java", main, *args])

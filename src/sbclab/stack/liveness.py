@@ -72,7 +72,7 @@ def _master_count(stack: Stack, daemon: Daemon) -> int | None:
 def census(stack: Stack) -> Census:
     """The cluster's daemons now, by both views."""
     spec = stack.spec
-    daemons = daemons_of(spec)
+    daemons = daemons_of(stack.choices)
     found = Census(expected={d.title: len(stack.nodes_for(d)) for d in daemons})
     for daemon in daemons:
         entries = stack.transport.sessions(daemon.key)
@@ -99,7 +99,7 @@ def repair(stack: Stack, found: Census, timeout_s: float = 180, say=lambda messa
     """Start again the daemons whose processes ended and wait until the census is whole; what was
     done, one phrase each. Refused (SbclabError) when the cluster is still short at the deadline."""
     done = []
-    by_title = {d.title: d for d in daemons_of(stack.spec)}
+    by_title = {d.title: d for d in daemons_of(stack.choices)}
     for title, node_names in found.ended.items():
         daemon = by_title[title]
         nodes = [n for n in stack.nodes_for(daemon) if n.name in node_names]
