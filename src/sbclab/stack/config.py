@@ -141,6 +141,11 @@ def settings(spec: ClusterSpec, choices: StackChoices, node: NodeSpec, layout: N
             "mapreduce.jobhistory.admin.address": f"{master}:{PORTS['jhs_admin']}",
             "mapreduce.application.classpath": classpath,
             "mapreduce.shuffle.port": str(port(spec, node, "shuffle")),
+            # A job's client asks the JobHistory server for the final status once the ApplicationMaster
+            # is gone, and upstream gives up after 3 tries 100 ms apart: a scaled-down master's history
+            # server, still loading the job's history file, answered "Unknown Job" to a job YARN had
+            # finished SUCCEEDED, and the client exited 255. Thirty tries wait about 3 s.
+            "yarn.app.mapreduce.client.max-retries": "30",
             **({"yarn.app.mapreduce.am.admin-command-opts": ADD_OPENS} if dist.stack.has_modules else {}),
             **sizing.mapreduce_memory(spec),
         },
