@@ -196,7 +196,7 @@ def bench_command(experiment_file, matrix: Matrix, results, dry_run, estimate, l
     access = None
     if inventory_file is not None:
         hosts = inventory.load(inventory_file)
-        first = cluster_spec.from_inventory(hosts.first_workers(1))
+        first = plan.board_spec_for(hosts, name="lab", workers=1)
         raw["cluster"].setdefault("board", first.board)
         raw.setdefault("storage", [first.storage])
         raw["cluster"]["backend"] = "ssh"

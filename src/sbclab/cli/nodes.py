@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..analysis import calibration_check
-from ..cluster import inventory, spec as cluster_spec
+from ..cluster import inventory
 from ..cluster.nodes import default_backend
 from ..errors import SbclabError
 from ..experiments import builtin, plan
@@ -39,7 +39,7 @@ class Target:
         if self.inventory_file is None:
             return shape.settings(), shape.workers, shape.storage, None
         hosts = inventory.load(self.inventory_file)
-        spec = cluster_spec.from_inventory(hosts, name=shape.name)
+        spec = plan.board_spec_for(hosts, name=shape.name)
         settings = ClusterSettings(name=shape.name, board=spec.board, backend="ssh", timeout_s=shape.timeout)
         return settings, spec.workers, spec.storage, HostKeys(self.known_hosts, self.accept_new_host_keys).access(hosts)
 
