@@ -122,7 +122,7 @@ def test_a_run_in_progress_is_served_to_prometheus_and_hadoops_daemons_serve_the
     assert {s.labels["node"] for s in last["sbclab_node_power_watts"]} == {n.name for n in cluster.spec.nodes}
     master = cluster.spec.master
     for daemon in ("namenode_http", "rm_http"):
-        served = prometheus_families(f"http://{config.web_host(cluster.spec, master)}:"
+        served = prometheus_families(f"http://{config.web_host(cluster.choices, master)}:"
                                      f"{config.port(cluster.spec, master, daemon)}/prom")
         assert any(name.startswith("jvm_metrics") for name in served), (daemon, sorted(served)[:5])
 
@@ -233,7 +233,7 @@ def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
         name="tune", cluster=ClusterSettings(name=NAME, board=shape.board, backend=shape.backend,
                                              subnet="10.232.0.0/24"),
         workloads=["wordcount"], engines=["hadoop"], workers=[shape.workers], sizes=[2 * 10**6],
-        storage=[shape.storage], presets=[shape.preset], stacks=[shape.stack], repetitions=2,
+        storage=[shape.storage], presets=[cluster.choices.preset], stacks=[cluster.choices.stack], repetitions=2,
         # The tests of mechanics share this host with two others, so the too-busy check is off: the tuner
         # judges counted runs only, and what is checked is its loop.
         monitor=MonitorSettings(idle_baseline_s=0, busy_window_s=0), between_runs=BetweenRuns(idle_timeout_s=0))

@@ -89,7 +89,7 @@ def test_spark_standalone_on_two_1gb_boards_runs_wordcount_in_java_and_python(tm
         assert {row["daemon"] for row in status["addresses"]} == {"NameNode", "DataNode", "Spark master", "Spark worker"}
         # Spark's own metrics for Prometheus, on the master's web UI.
         master = up.spec.master
-        served = prometheus_families(f"http://{config.web_host(up.spec, master)}:"
+        served = prometheus_families(f"http://{config.web_host(up.choices, master)}:"
                                      f"{config.port(up.spec, master, 'spark_master_http')}/metrics/prometheus")
         assert any("master" in name and "aliveWorkers" in name for name in served), sorted(served)[:5]
         store = tmp_path / "results"
