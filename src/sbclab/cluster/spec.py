@@ -297,8 +297,9 @@ def build(*, name: str = "lab", backend: str, board: str = "rpi5b",
 
 
 def from_inventory(inventory: "Inventory", *, name: str = "lab", layout: str = "separate-master") -> ClusterSpec:
-    """Real boards as the inventory lists them, each given its whole profile (no scaling). The master is a board of its own, one that is also a
-    worker (master-is-worker), or whatever the inventory's master is (a desktop: desktop-master).
+    """Real boards as the inventory lists them, each given its whole profile (no scaling). The master
+    is a board of its own, one that is also a worker (master-is-worker), or whatever the inventory's
+    master is (a desktop: desktop-master).
 
     The cluster's board and storage are the workers' (the first worker's when they differ), which is
     what a run's cell is keyed on."""

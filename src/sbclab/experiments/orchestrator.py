@@ -267,11 +267,11 @@ class Runner:
     def start_suite(self) -> None:
         """The idle baseline every run's energy above idle is taken from, and the clocks checked."""
         baseline = idle.measure_idle(self.cluster.transport, self.monitor, self.store, new_id("idle"), self.say)
-        spec = self.cluster.spec
+        spec, preset = self.cluster.spec, self.cluster.choices.preset
         # Unsampled runs store no measurements: the offsets reach their documents only as notes.
         self.provenance.idle_baseline = baseline
         self.provenance.notes = [f"cluster '{spec.name}': master + {spec.workers} x {spec.board}/{spec.storage}, "
-                                 f"preset {self.cluster.choices.preset}; inputs are generated on this cluster and reused by its runs",
+                                 f"preset {preset}; inputs are generated on this cluster and reused by its runs",
                                  *idle.clock_notes(baseline)]
 
     def run_cell(self, cell: Cell, between: BetweenRuns) -> RunRecord:

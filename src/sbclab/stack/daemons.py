@@ -90,7 +90,6 @@ class Stack:
     def __init__(self, transport: Transport, dist: Distribution, record: StackRecord):
         self.transport = transport
         self.spec = transport.spec
-        self.choices = record.choices
         self.dist = dist
         self.record = record
         # A job's own settings over the master's configuration, while one runs (job_settings()).
@@ -99,6 +98,11 @@ class Stack:
         self._started: list[tuple[Daemon, NodeSpec, object]] = []  # handles answer poll()
         # The run being measured, if any: told the start and end of every command (clients.py).
         self.marks: CommandMarks | None = None
+
+    @property
+    def choices(self) -> StackChoices:
+        """What was chosen to run on the cluster: the record's, the one place they are kept."""
+        return self.record.choices
 
     @contextmanager
     def marking(self, marks: CommandMarks):
