@@ -4,6 +4,8 @@ import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 import pytest
 
@@ -32,34 +34,45 @@ def common_factor(host) -> float:
                for b, s in (("rpi5b", "nvme"), ("rpi4b", "microsd")))
 
 
-def measure(name, board, storage, subnet, host, factor):
+def _figures(transport, node) -> dict:
+    on = tools.on_node(transport, node)
+    disk = transport.node_disk(node) / "fio"
+    transport.make_dirs(node, [disk])
+    # 16 MB files: each job lays its file out first, at the medium's throttled speed, and a
+    # microSD card at the common factor writes a few MB/s.
+    return {
+        # Buffered writes, flushed at the end: what HDFS and shuffle files do.
+        "buffered_write_mb_s": tools.fio_job(on, disk, "write", "write", "1m", "16M", 2, direct=False)["mb_s"],
+        "random_read_iops": tools.fio_job(on, disk, "randread", "randread", "4k", "16M", 2)["iops"],
+        "sysbench_1_thread": tools.sysbench_cpu(on, 2000, 1, 2),
+    }
+
+
+def measure_side_by_side(shapes: dict[str, tuple[str, str, str, str]], host, factor) -> dict[str, dict]:
+    """Each shape's figures, its node measured at the same time as the others': each holds a small share
+    of a host core and its own throttled disk, so they do not meet, and the three take the time of one."""
     # Writes the tests before left in this host's page cache are flushed now, not during a node's
     # buffered write, whose end_fsync would then wait for them too.
     os.sync()
-    shaped, node = node_of(name, board, storage, subnet, host, factor)
-    with nodes.bare(shaped) as transport:
-        on = tools.on_node(transport, node)
-        disk = transport.node_disk(node) / "fio"
-        transport.make_dirs(node, [disk])
-        # 16 MB files: each job lays its file out first, at the medium's throttled speed, and a
-        # microSD card at the common factor writes a few MB/s.
-        return {
-            # Buffered writes, flushed at the end: what HDFS and shuffle files do.
-            "buffered_write_mb_s": tools.fio_job(on, disk, "write", "write", "1m", "16M", 2, direct=False)["mb_s"],
-            "random_read_iops": tools.fio_job(on, disk, "randread", "randread", "4k", "16M", 2)["iops"],
-            "sysbench_1_thread": tools.sysbench_cpu(on, 2000, 1, 2),
-        }
+    with ExitStack() as made:
+        on = {}
+        for key, (name, board, storage, subnet) in shapes.items():
+            shaped, node = node_of(name, board, storage, subnet, host, factor)
+            on[key] = (made.enter_context(nodes.bare(shaped)), node)
+        with ThreadPoolExecutor(len(on)) as pool:
+            return dict(zip(on, pool.map(lambda pair: _figures(*pair), on.values())))
 
 
 def test_nvme_beats_microsd_and_pi5_beats_pi4(host):
     """At one common scale factor the seeds' orders hold: NVMe writes and reads faster than microSD, a Pi 5 core
     outruns a Pi 4 core."""
     assert leaked() == NOTHING
-    factor = common_factor(host)
-    pi5_nvme = measure("ordnvme", "rpi5b", "nvme", "10.221.0.0/24", host, factor)
-    pi5_sd = measure("ordsd", "rpi5b", "microsd", "10.222.0.0/24", host, factor)
-    pi4_sd = measure("ordpi4", "rpi4b", "microsd", "10.223.0.0/24", host, factor)
+    figures = measure_side_by_side({"pi5_nvme": ("ordnvme", "rpi5b", "nvme", "10.221.0.0/24"),
+                                    "pi5_sd": ("ordsd", "rpi5b", "microsd", "10.222.0.0/24"),
+                                    "pi4_sd": ("ordpi4", "rpi4b", "microsd", "10.223.0.0/24")},
+                                   host, common_factor(host))
     assert leaked() == NOTHING
+    pi5_nvme, pi5_sd, pi4_sd = figures["pi5_nvme"], figures["pi5_sd"], figures["pi4_sd"]
 
     assert pi5_nvme["buffered_write_mb_s"] > 2 * pi5_sd["buffered_write_mb_s"], (pi5_nvme, pi5_sd)
     assert pi5_nvme["random_read_iops"] > 1.5 * pi5_sd["random_read_iops"], (pi5_nvme, pi5_sd)
