@@ -1,6 +1,9 @@
 """The virtual-core balancer's placement decisions, on a fake cgroup tree with scripted CPU times."""
 
+import errno
 import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -268,3 +271,36 @@ def test_a_v2_nodes_cpu_time_is_read_from_its_cpu_stat(tmp_path, monkeypatch):
     assert group.cpu_usage_ns() == 1_500_000
     (group.cpu_dir() / "cpu.stat").unlink()
     assert group.cpu_usage_ns() is None
+
+
+def test_a_threads_cpu_time_is_read_through_a_descriptor_kept_open_until_it_ends(monkeypatch):
+    """The same figures as reading the file afresh; a process that ended reads as None and its descriptor
+    is closed; descriptors of threads the balancers no longer know are closed; with no descriptor left
+    to keep, the file is read the long way."""
+    monkeypatch.setattr(vcpus, "_schedstats", {})
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)
+        first = vcpus._cpu_ns(busy.pid)
+        kept = vcpus._schedstats[busy.pid]
+        time.sleep(0.2)
+        second = vcpus._cpu_ns(busy.pid)
+        fresh = int(vcpus._read(f"/proc/{busy.pid}/task/{busy.pid}/schedstat").split()[0])
+        assert 0 < first < second <= fresh and vcpus._schedstats[busy.pid] == kept
+    finally:
+        busy.kill()
+        busy.wait()
+    assert vcpus._cpu_ns(busy.pid) is None and busy.pid not in vcpus._schedstats
+    with pytest.raises(OSError):
+        os.fstat(kept)
+
+    me = threading.get_native_id()
+    assert vcpus._cpu_ns(me) > 0 and me in vcpus._schedstats
+    vcpus._keep_schedstats_of(set())
+    assert vcpus._schedstats == {}
+
+    def no_descriptor_left(*args):
+        raise OSError(errno.EMFILE, "Too many open files")
+    monkeypatch.setattr(vcpus.os, "open", no_descriptor_left)
+    monkeypatch.setattr(vcpus, "_read", lambda path: b"123 4 5\n")
+    assert vcpus._cpu_ns(me) == 123 and vcpus._schedstats == {}
