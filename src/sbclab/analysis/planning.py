@@ -83,10 +83,16 @@ def _seconds(parameters: np.ndarray, work: np.ndarray, extra_nodes: np.ndarray) 
     return fixed + per_unit * work * (1.0 + contention * extra_nodes)
 
 
-def _fit(work: np.ndarray, extra_nodes: np.ndarray, seconds: np.ndarray, with_contention: bool) -> np.ndarray | None:
+def _fit(work: np.ndarray, extra_nodes: np.ndarray, seconds: np.ndarray, with_contention: bool,
+         start: np.ndarray | None = None) -> np.ndarray | None:
+    """The parameters that fit the cells best on the log scale, from `start` (a bootstrap draw starts
+    from the whole fit's, which it lies near) or from a rough guess."""
     logs = np.log(seconds)
-    start_unit = float(np.median(seconds / np.maximum(work, 1e-12))) * 0.5
-    start = np.array([float(seconds.min()) * 0.5, max(start_unit, 1e-12), 0.05 if with_contention else 0.0])
+    if start is None:
+        start_unit = float(np.median(seconds / np.maximum(work, 1e-12))) * 0.5
+        start = np.array([float(seconds.min()) * 0.5, max(start_unit, 1e-12), 0.05 if with_contention else 0.0])
+    else:
+        start = np.maximum(start, 1e-12)  # least_squares starts strictly inside its bounds
 
     def residuals(free):
         parameters = free if with_contention else np.append(free, 0.0)
@@ -176,7 +182,7 @@ def fit(observations: Iterable[Observation], draws: int = DRAWS) -> Model | None
         picked = rng.integers(0, len(cells), size=len(cells))
         if len({(cells[i].workers, cells[i].size, cells[i].tasks) for i in picked}) <= free:
             continue  # this draw cannot tell the parameters apart
-        again = _fit(work[picked], extra[picked], seconds[picked], with_contention)
+        again = _fit(work[picked], extra[picked], seconds[picked], with_contention, start=parameters)
         if again is not None:
             rows.append(again)
     return Model(cells[0].key, float(parameters[0]), float(parameters[1]), float(parameters[2]), with_contention,
