@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 import numpy as np
-from scipy.optimize import nnls
 
 from .. import profiles
 from ..results.schema import RunRecord
@@ -169,6 +168,8 @@ def fit(points: list[tuple[float, float]]) -> tuple[float, float]:
     if len(xs) < 2:
         x = next(iter(xs))
         return 0.0, statistics.mean(b for _, b in points) / x
+    # Imported here: scipy.optimize costs every command that reaches this module a third of a second.
+    from scipy.optimize import nnls
     design = np.array([[1.0, x] for x, _ in points])
     (fixed, per_unit), _ = nnls(design, np.array([b for _, b in points]))
     return float(fixed), float(per_unit)

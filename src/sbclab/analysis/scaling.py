@@ -15,7 +15,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 from .stats import CONFIDENCE, Derived
 
@@ -45,7 +44,9 @@ def fit(points: list[tuple[float, float]]) -> Fit | None:
         return None
     design = np.array([[1.0, w] for w, _ in points])
     times = np.array([t for _, t in points], dtype=float)
-    (fixed, per_wave), _ = optimize.nnls(design, times)
+    # Imported here: scipy.optimize costs every command that reaches this module a third of a second.
+    from scipy.optimize import nnls
+    (fixed, per_wave), _ = nnls(design, times)
     predicted = design @ np.array([fixed, per_wave])
     residual = float(np.sqrt(np.mean(np.square(times - predicted))))
     return Fit(float(fixed), float(per_wave), residual, len({w for w, _ in points}))

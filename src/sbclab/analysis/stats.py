@@ -14,7 +14,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from scipy import stats as scipy_stats
 
 CONFIDENCE = 0.95
 SPREAD_WARNING = 0.10  # relative standard deviation at which a cell is called noisy
@@ -55,6 +54,9 @@ class Estimate:
 
 def t_quantile(n: int, confidence: float = CONFIDENCE) -> float:
     """The two-sided Student-t critical value for a mean of n values."""
+    # Imported here: scipy.stats takes half a second to import, which every command that reaches this
+    # module would pay at start (`sbclab profiles list` among them) whether or not it sets an interval.
+    from scipy import stats as scipy_stats
     return float(scipy_stats.t.ppf(0.5 + confidence / 2, n - 1))
 
 

@@ -14,11 +14,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from scipy import stats as scipy_stats
-
 from ..analysis import judgement, reproduction
 from ..analysis.reproduction import Layout, Reproduction
-from ..analysis.stats import MIN_REPETITIONS
+from ..analysis.stats import MIN_REPETITIONS, t_quantile
 from ..experiments import orchestrator, plan
 from ..experiments.reproduce import Planned, Table
 from ..results.schema import RunRecord
@@ -118,7 +116,7 @@ def expected_repetitions(table: Table, runs: list[RunRecord], cap: int = CAP) ->
         return min(MIN_REPETITIONS, cap), spread, source
     room = math.log(1 + min(margins))
     for n in range(2, cap + 1):
-        if scipy_stats.t.ppf(0.975, n - 1) * spread * math.sqrt(2) / math.sqrt(n) <= room:
+        if t_quantile(n) * spread * math.sqrt(2) / math.sqrt(n) <= room:
             return max(n, min(MIN_REPETITIONS, cap)), spread, source
     return cap, spread, source
 
