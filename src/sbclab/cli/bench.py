@@ -16,7 +16,8 @@ from ..results.store import ResultsStore
 from ..stack import versions as stack_versions
 from ..units import format_duration
 from ..workloads import hpl
-from .options import HostKeys, Monitoring, bundle, counts, host_key_options, monitor_options, names
+from .options import HostKeys, Monitoring, bundle, host_key_options, monitor_options
+from .values import counts, names
 from .output import console, err_console, say, table
 from .running import run_and_report
 

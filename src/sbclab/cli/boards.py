@@ -10,7 +10,8 @@ from ..cluster import inventory, knobs, remote
 from ..errors import SbclabError
 from ..experiments import doctor
 from ..units import format_size
-from .options import KNOWN_HOSTS, HostKeys, host_key_options, size
+from .options import KNOWN_HOSTS, HostKeys, host_key_options
+from .values import size
 from .output import console, table
 
 INVENTORY = click.option("--inventory", "inventory_file", required=True,

@@ -9,7 +9,7 @@ import click
 
 from .. import atomic
 from ..data import airline
-from .options import size
+from .values import size
 
 
 @click.group("data")

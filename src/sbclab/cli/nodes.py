@@ -17,8 +17,9 @@ from ..experiments.display import LineDisplay
 from ..experiments.model import ClusterSettings
 from ..results.store import ResultsStore
 from ..workloads import sevenzip
-from .options import ACCEPT_NEW_HOST_KEYS, INVENTORY, KNOWN_HOSTS, FiniteRange, HostKeys, Monitoring, Shape, bundle, counts, \
-    monitor_options, shape_options, size
+from .options import ACCEPT_NEW_HOST_KEYS, INVENTORY, KNOWN_HOSTS, HostKeys, Monitoring, Shape, bundle, \
+    monitor_options, shape_options
+from .values import FiniteRange, counts, size
 from .output import say
 from .running import run_and_report
 from .software import print_calibration_check

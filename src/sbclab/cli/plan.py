@@ -12,7 +12,6 @@ from .. import profiles
 from ..errors import SbclabError
 from ..studies import plan
 from ..units import format_duration
-from .options import FiniteRange
 from .output import console, say, table
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$", re.IGNORECASE)

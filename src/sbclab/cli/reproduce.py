@@ -17,7 +17,8 @@ from ..studies import reproduce as study
 from ..errors import SbclabError
 from ..units import format_duration, format_size
 from .bench import show_estimate, show_shapes
-from .options import FiniteRange, HostKeys, Monitoring, counts, host_key_options, monitor_options, names, sizes_list
+from .options import HostKeys, Monitoring, host_key_options, monitor_options
+from .values import FiniteRange, counts, names, sizes_list
 from .output import console, err_console, runs_summary, say, table
 
 

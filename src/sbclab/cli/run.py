@@ -8,7 +8,8 @@ from ..experiments import builtin
 from ..experiments.display import LineDisplay
 from ..units import parse_size
 from ..workloads import pi
-from .options import Boards, FiniteRange, Monitoring, Shape, board_options, monitor_options, shape_options
+from .options import Boards, Monitoring, Shape, board_options, monitor_options, shape_options
+from .values import FiniteRange
 from .output import say
 from .running import run_and_report
 

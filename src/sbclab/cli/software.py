@@ -11,7 +11,6 @@ from ..cluster import calibration, spec as cluster_spec
 from ..errors import SbclabError
 from ..results.store import ResultsStore
 from ..stack import distribution, versions as stack_versions
-from .options import size
 from .output import console, say, table
 
 

@@ -10,7 +10,8 @@ from ..experiments.display import LineDisplay
 from ..experiments import orchestrator
 from ..studies import levers as lever_registry, tune
 from ..units import parse_size
-from .options import Shape, names, shape_options
+from .options import Shape, shape_options
+from .values import names
 from .output import console, say, table
 
 
