@@ -18,7 +18,6 @@ import math
 from collections import Counter
 from dataclasses import dataclass, fields
 
-from scipy import stats as scipy_stats
 
 from ..units import format_size
 from .cells import CellKey
@@ -70,6 +69,8 @@ def welch_on_logs(a: list[float], b: list[float]) -> float | None:
     la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
     if max(la) == min(la) and max(lb) == min(lb):
         return 1.0 if la[0] == lb[0] else 0.0
+    # Imported here: scipy.stats costs every command that reaches this module half a second.
+    from scipy import stats as scipy_stats
     return float(scipy_stats.ttest_ind(la, lb, equal_var=False).pvalue)
 
 

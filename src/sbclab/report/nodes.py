@@ -9,7 +9,7 @@ import statistics
 from ..analysis import stats
 from ..results.schema import RunRecord
 from .build import Report
-from .plots import Plot, plt, render_figure
+from .plots import Plot, pyplot, render_figure
 
 
 def _counted(report: Report, workload: str) -> list[RunRecord]:
@@ -188,7 +188,7 @@ def plots(report: Report) -> list[Plot]:
     out = []
     curves = _counted(report, "netpipe")
     if curves:
-        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+        fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 3.6))
         for run in curves:
             points = run.result.get("points") or []
             label = f"{run.parameters.get('transport', '?').upper()} {run.parameters.get('node')}-{run.parameters.get('peer')}"
@@ -205,7 +205,7 @@ def plots(report: Report) -> list[Plot]:
         out.append(render_figure(fig, "NetPIPE", "NetPIPE throughput and latency by message size, TCP and MPI"))
     hpl = [(key, rmax) for key, _, rmax in _hpl_cells(report) if rmax]
     if hpl:
-        fig, ax = plt.subplots(figsize=(6, 3.6))
+        fig, ax = pyplot().subplots(figsize=(6, 3.6))
         for share in dict.fromkeys(key[0] for key, _ in hpl):
             points = [(key[1], rmax) for key, rmax in hpl if key[0] == share]
             below = [e.mean - e.ci_low if e.ci_low is not None else 0 for _, e in points]
@@ -221,7 +221,7 @@ def plots(report: Report) -> list[Plot]:
         out.append(render_figure(fig, "HPL Rmax", "HPL's Rmax by node count and memory share, with 95 % intervals"))
     rows = web_rows(report)
     if rows:
-        fig, ax = plt.subplots(figsize=(6, 3.6))
+        fig, ax = pyplot().subplots(figsize=(6, 3.6))
         ax.plot([r["document"] for r in rows], [r["peak req/s"] for r in rows], "o-", label="peak sustained req/s")
         ax.set_xlabel("document size")
         ax.set_ylabel("requests per second")

@@ -5,13 +5,17 @@ import base64
 import io
 from dataclasses import dataclass
 
-import matplotlib
+from ..analysis.derived import CellFigures, Comparison
+from ..units import format_size
 
-matplotlib.use("Agg")  # no display on servers and in CI
-import matplotlib.pyplot as plt  # noqa: E402
 
-from ..analysis.derived import CellFigures, Comparison  # noqa: E402
-from ..units import format_size  # noqa: E402
+def pyplot():
+    """matplotlib's pyplot, loaded when a figure is first drawn: the commands that reach the report's
+    modules without drawing (`results show`, `results summary`) would otherwise pay its second of start-up."""
+    import matplotlib
+    matplotlib.use("Agg")  # no display on servers and in CI
+    import matplotlib.pyplot
+    return matplotlib.pyplot
 
 
 @dataclass
@@ -25,7 +29,7 @@ def render_figure(fig, title: str, alt: str) -> Plot:
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
+    pyplot().close(fig)
     return Plot(title, alt, "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode())
 
 
@@ -62,7 +66,7 @@ def execution_times(figures: list[CellFigures]) -> list[Plot]:
     plots = []
     several = len({cluster for _, _, cluster in panels}) > 1
     for (workload, size, cluster), members in sorted(panels.items()):
-        fig, ax = plt.subplots(figsize=(6, 3.6))
+        fig, ax = pyplot().subplots(figsize=(6, 3.6))
         lines: dict[tuple, list[CellFigures]] = {}
         for f in members:
             lines.setdefault((f.cell.key.engine, f.cell.key.storage, f.cell.key.preset), []).append(f)
@@ -131,7 +135,7 @@ def speedup_curves(comparisons: list[Comparison]) -> list[Plot]:
     lines = speedup_lines(comparisons)
     if not lines:
         return []
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(9, 3.6))
     top = max(max(line.workers) for line in lines)
     for line in lines:
         left.errorbar(line.workers, line.speedup, yerr=line.half_widths, marker="o", capsize=3, label=line.label)
@@ -160,7 +164,7 @@ def intermediate_by_size(figures: list[CellFigures]) -> list[Plot]:
     points = [f for f in figures if f.intermediate_device_ratio or f.intermediate_engine_ratio]
     if not points:
         return []
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = pyplot().subplots(figsize=(6, 3.6))
     series: dict[tuple, list[CellFigures]] = {}
     for f in points:
         series.setdefault((f.cell.key.workload, f.cell.key.engine), []).append(f)
@@ -189,7 +193,7 @@ def energy_by_workload(figures: list[CellFigures]) -> list[Plot]:
     if not rows:
         return []
     moving = [f for f in rows if f.perf_per_watt]
-    fig, axes = plt.subplots(1, 2 if moving else 1, figsize=(10, 0.5 + 0.35 * len(rows) + 1.5))
+    fig, axes = pyplot().subplots(1, 2 if moving else 1, figsize=(10, 0.5 + 0.35 * len(rows) + 1.5))
     left = axes[0] if moving else axes
     several = len({f.cell.key.cluster for f in rows}) > 1
     left.barh([f.cell.key.label(several) for f in rows], [f.energy.mean / 1000 for f in rows],
@@ -224,7 +228,7 @@ def run_series(series: dict, title: str) -> list[Plot]:
     if not nodes:
         return []
     start = series["window"]["start"]
-    fig, axes = plt.subplots(3, 1, figsize=(8, 7), sharex=True)
+    fig, axes = pyplot().subplots(3, 1, figsize=(8, 7), sharex=True)
     for name, node in sorted(nodes.items()):
         cols = node["columns"]
         t = [x - start for x in cols["t"]]
@@ -246,7 +250,7 @@ def run_series(series: dict, title: str) -> list[Plot]:
     has_clock = any(any(v is not None for v in n["columns"].get("clock_mhz_mean", [])) for n in nodes.values())
     has_temp = any(any(v is not None for v in n["columns"].get("temp_max_c", [])) for n in nodes.values())
     if has_clock or has_temp:
-        fig, ax = plt.subplots(figsize=(8, 3))
+        fig, ax = pyplot().subplots(figsize=(8, 3))
         other = ax.twinx() if has_clock and has_temp else ax
         for name, node in sorted(nodes.items()):
             cols = node["columns"]
@@ -299,7 +303,7 @@ def _reproduction_curves(found, kind: str) -> Plot | None:
             rows.setdefault(shape.row, []).append(shape)
     if not any(s.ours and not s.predicted for shapes in rows.values() for s in shapes):
         return None
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = pyplot().subplots(figsize=(6, 3.6))
     top = 1
     for row, shapes in sorted(rows.items(), key=lambda item: str(item[0])):
         shapes.sort(key=lambda s: s.workers)
