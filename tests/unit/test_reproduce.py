@@ -792,3 +792,38 @@ def test_a_seed_wide_estimate_goes_past_a_table_this_host_cannot_hold_and_totals
     alone = CliRunner().invoke(main_group, ["reproduce", "lee-park-2026", "figure7", "--estimate",
                                             "--results", str(tmp_path)])
     assert isinstance(alone.exception, SbclabError) and "86 GB" in alone.exception.message
+
+
+def _trimmed_run(run_id: str, trimmed: dict[str, int], written: dict[str, int]):
+    nodes = {n: {"device_write_bytes": written[n], "trimmed_bytes": trimmed[n]} for n in trimmed}
+    intermediate = SimpleNamespace(trimmed_bytes=sum(trimmed.values()), nodes=nodes)
+    return SimpleNamespace(run_id=run_id, measurements=SimpleNamespace(intermediate=intermediate))
+
+
+def test_a_trimmed_figure_past_what_the_nodes_wrote_is_shown_and_not_judged():
+    """fstrim can discard no more of a job's data than the job wrote; where it discarded more, it counted
+    free space of ext4 groups the job only touched, and the shape says so instead of a verdict."""
+    layout = reproduction.Layout(("engine",), ("size",), "intermediate_data", ("intermediate_per_input_byte",))
+    honest = _trimmed_run("h", {"worker1": 40 << 20, "worker2": 30 << 20}, {"worker1": 50 << 20, "worker2": 45 << 20})
+    grainy = _trimmed_run("g", {"worker1": 19 << 20, "worker2": 25 << 20}, {"worker1": 4 << 20, "worker2": 26 << 20})
+    assert reproduction.trimmed_past_written(honest) is None
+    assert reproduction.trimmed_past_written(grainy) == (44 << 20, 30 << 20)
+
+    def judged(*runs):
+        shape = reproduction.Shape("intermediate per input byte", "spark 1 GB", 1.4, None, "differs", "our interval ...",
+                                   run_ids=tuple(r.run_id for r in runs))
+        found = reproduction.Reproduction("leepark2026", "Table 13", "", layout, [], [shape], [])
+        reproduction._trim_granularity(found, {r.run_id: r for r in runs})
+        return shape
+
+    assert judged(honest).verdict == "differs"
+    shape = judged(honest, grainy)
+    assert shape.verdict == "not measurable here"
+    assert shape.detail.startswith("fstrim discarded more than the nodes wrote in 1 of its 2 run(s) (46.1 MB against "
+                                   "31.5 MB in g)") and shape.detail.endswith("our interval ...")
+    # Other metrics are not the trim's.
+    timed = reproduction.Reproduction("leepark2026", "Table 16", "", reproduction.Layout(("storage",), ("workers",),
+                                      "wall_time", ("speedup",)), [], [judged(honest)], [])
+    timed.shapes[0].run_ids = ("g",)
+    reproduction._trim_granularity(timed, {"g": grainy})
+    assert timed.shapes[0].verdict == "differs"

@@ -314,6 +314,7 @@ def reproduce(seed: str, table: str, layout: Layout, runs: list[RunRecord], *, s
     for kind in layout.shapes:
         found.shapes += SHAPES[kind](found)
     _energy_of_a_model(found, [by_id[i] for e in entries for i in e.runs])
+    _trim_granularity(found, by_id)
     if any(e.scale_factor for e in entries):
         found.notes.append("emulated: our values are those of a cluster scaled down by the factor shown; seconds and "
                            "rates are not comparable with the boards', only the shapes are judged")
@@ -736,6 +737,37 @@ def _energy_of_a_model(found: Reproduction, runs: list[RunRecord]) -> None:
                         "reading; " + shape.detail)
     found.notes.append("energy: ours is the power model applied to the runs' time (estimate), the seed's was metered; "
                        "shown, not judged")
+
+
+def trimmed_past_written(run: RunRecord) -> tuple[int, int] | None:
+    """(bytes fstrim discarded, bytes the nodes' devices took during the job) where the first is the
+    larger, else None. A job frees no more than it wrote; past that, fstrim counted free space the job
+    never used: ext4 trims the whole free space of every group a free touched since the last trim."""
+    measured = run.measurements.intermediate if run.measurements else None
+    if measured is None or measured.trimmed_bytes is None:
+        return None
+    written = [n.get("device_write_bytes") for n in measured.nodes.values() if n.get("trimmed_bytes") is not None]
+    if not written or None in written:
+        return None
+    return (measured.trimmed_bytes, sum(written)) if measured.trimmed_bytes > sum(written) else None
+
+
+def _trim_granularity(found: Reproduction, by_id: dict[str, RunRecord]) -> None:
+    """A shape whose runs' fstrim figure exceeds what their nodes wrote is not judged: the figure is then the
+    filesystem's trim granularity (its emptiest groups' free space), not the job's data, and a verdict on it
+    would judge the filesystem. Its ratio stays shown, and the detail says by how much."""
+    if found.layout.metric != "intermediate_data":
+        return
+    for shape in found.shapes:
+        past = [(i, over) for i in shape.run_ids if i in by_id and (over := trimmed_past_written(by_id[i]))]
+        if not past:
+            continue
+        run_id, (trimmed, written) = max(past, key=lambda p: p[1][0] / max(1, p[1][1]))
+        shape.verdict = judgement.NOT_MEASURED
+        shape.detail = (f"fstrim discarded more than the nodes wrote in {len(past)} of its "
+                        f"{len(shape.run_ids)} run(s) ({trimmed / 1e6:.1f} MB against {written / 1e6:.1f} MB in "
+                        f"{run_id}): that is the trim's granularity, the free space of every ext4 group a free "
+                        "touched, not the job's data; " + shape.detail)
 
 
 def _label(values: tuple) -> str:
