@@ -7,6 +7,7 @@ host (and it is the backend of hosts without root, so its own checks are here to
 backend runs the first slice's jobs in test_cluster.py.
 """
 
+import os
 import signal
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from sbclab.errors import SbclabError
 from sbclab.experiments import model, orchestrator, plan
 from sbclab.monitor.settings import MonitorSettings
 from sbclab.results.store import ResultsStore
-from sbclab.stack import config, distribution, lifecycle
+from sbclab.stack import clients, config, distribution, lifecycle
 from sbclab.workloads import inputs
 
 from .conftest import host_addresses, listening_sockets, measure, module_cluster, reachable, runner
@@ -103,6 +104,18 @@ def test_every_workload_on_both_engines_is_validated(cluster, store, name, engin
     if (name, engine) == ("grep", "hadoop"):
         # Hadoop's Grep is a search job and a sort job: both jobs' counters are kept, added up.
         assert len(run.job_ids) == 2 and run.counters["Job Counters"]["Launched reduce tasks"] >= 2
+
+
+def test_a_datanodes_byte_counters_include_a_write_just_made(cluster, tmp_path):
+    """A run's HDFS bytes are its DataNodes' BytesWritten at its marks: a write just made must be in them.
+    (The daemons' /jmx answers were cached for ten seconds, and an input made just before a run counted
+    as the run's own writes.)"""
+    local = tmp_path / "blob"
+    local.write_bytes(os.urandom(2 * 2**20))
+    before = cluster.stack.datanode_counters()
+    clients.fs(cluster.stack, ["-put", str(local), "/tmp/fresh-counters"], tmp_path / "put.log")
+    after = cluster.stack.datanode_counters()
+    assert sum(after[n]["bytes_written"] - before[n]["bytes_written"] for n in after) >= local.stat().st_size
 
 
 def test_generated_input_is_made_once_per_cluster(cluster, store):

@@ -506,6 +506,7 @@ def files_of(spec: ClusterSpec, values: dict[str, dict[str, str]]) -> dict[str, 
             files[f"{file}.xml"] = _xml(properties)
     shipped = resources.files(__package__).joinpath("files")
     files["log4j.properties"] = shipped.joinpath("log4j.properties").read_text()
+    files["hadoop-metrics2.properties"] = shipped.joinpath("hadoop-metrics2.properties").read_text()
     files["workers"] = "".join(w.address + "\n" for w in spec.worker_nodes)
     return files
 
