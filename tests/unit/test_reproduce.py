@@ -802,28 +802,33 @@ def _trimmed_run(run_id: str, trimmed: dict[str, int], written: dict[str, int]):
 
 def test_a_trimmed_figure_past_what_the_nodes_wrote_is_shown_and_not_judged():
     """fstrim can discard no more of a job's data than the job wrote; where it discarded more, it counted
-    free space of ext4 groups the job only touched, and the shape says so instead of a verdict."""
-    layout = reproduction.Layout(("engine",), ("size",), "intermediate_data", ("intermediate_per_input_byte",))
-    honest = _trimmed_run("h", {"worker1": 40 << 20, "worker2": 30 << 20}, {"worker1": 50 << 20, "worker2": 45 << 20})
+    free space of ext4 groups the job only touched. Runs under the bound are judged by the shape's own test
+    (holds, differs, inconclusive); a shape with one run past it is not judged, even where it would hold."""
+    from sbclab.analysis import stats
+    honest = [_trimmed_run(f"h{i}", {"worker1": 40 << 20, "worker2": 30 << 20}, {"worker1": 50 << 20, "worker2": 45 << 20})
+              for i in range(3)]
     grainy = _trimmed_run("g", {"worker1": 19 << 20, "worker2": 25 << 20}, {"worker1": 4 << 20, "worker2": 26 << 20})
-    assert reproduction.trimmed_past_written(honest) is None
+    assert reproduction.trimmed_past_written(honest[0]) is None
     assert reproduction.trimmed_past_written(grainy) == (44 << 20, 30 << 20)
 
-    def judged(*runs):
-        shape = reproduction.Shape("intermediate per input byte", "spark 1 GB", 1.4, None, "differs", "our interval ...",
-                                   run_ids=tuple(r.run_id for r in runs))
+    def judged(ratios, runs, metric="intermediate_data"):
+        """The published 1.4 bytes per input byte against our ratios, from these runs."""
+        entry = SimpleNamespace(runs=[r.run_id for r in runs])
+        shape = reproduction._shape("intermediate per input byte", "spark 1 GB", 1.4, stats.Derived.of(stats.estimate(ratios)),
+                                     entry)
+        layout = reproduction.Layout(("engine",), ("size",), metric, ("intermediate_per_input_byte",))
         found = reproduction.Reproduction("leepark2026", "Table 13", "", layout, [], [shape], [])
         reproduction._trim_granularity(found, {r.run_id: r for r in runs})
         return shape
 
-    assert judged(honest).verdict == "differs"
-    shape = judged(honest, grainy)
-    assert shape.verdict == "not measurable here"
-    assert shape.detail.startswith("fstrim discarded more than the nodes wrote in 1 of its 2 run(s) (46.1 MB against "
-                                   "31.5 MB in g)") and shape.detail.endswith("our interval ...")
-    # Other metrics are not the trim's.
-    timed = reproduction.Reproduction("leepark2026", "Table 16", "", reproduction.Layout(("storage",), ("workers",),
-                                      "wall_time", ("speedup",)), [], [judged(honest)], [])
-    timed.shapes[0].run_ids = ("g",)
-    reproduction._trim_granularity(timed, {"g": grainy})
-    assert timed.shapes[0].verdict == "differs"
+    close, far, spread = [1.40, 1.41, 1.39], [6.0, 6.1, 5.9], [1.0, 5.0]
+    assert judged(close, honest).verdict == "holds"
+    assert judged(far, honest).verdict == "differs"
+    assert judged(spread, honest[:2]).verdict == "inconclusive"
+    for ratios in (close, far):  # a figure that is the filesystem's granularity is never judged, not even to hold
+        shape = judged(ratios, [*honest[:2], grainy])
+        assert shape.verdict == "not measurable here"
+        assert shape.detail.startswith("fstrim discarded more than the nodes wrote in 1 of its 3 run(s) (46.1 MB "
+                                       "against 31.5 MB in g)")
+    # A timed table's shapes are not the trim's to judge.
+    assert judged(close, [grainy], metric="wall_time").verdict == "holds"
