@@ -18,7 +18,6 @@ import math
 from collections import Counter
 from dataclasses import dataclass, fields
 
-
 from ..units import format_size
 from .cells import CellKey
 from .stats import Derived, Estimate, estimate, ratio

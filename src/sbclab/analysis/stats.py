@@ -14,7 +14,6 @@ import math
 import statistics
 from dataclasses import dataclass
 
-
 CONFIDENCE = 0.95
 SPREAD_WARNING = 0.10  # relative standard deviation at which a cell is called noisy
 MIN_REPETITIONS = 3

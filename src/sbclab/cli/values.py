@@ -34,10 +34,7 @@ def sizes_list(ctx, param, value):
     """A click callback: `64MB,256MB` as bytes."""
     if value is None:
         return None
-    try:
-        return [parse_size(v) for v in value.split(",") if v.strip()] or None
-    except SbclabError as err:
-        raise click.BadParameter(str(err)) from err
+    return [size(ctx, param, v) for v in value.split(",") if v.strip()] or None
 
 
 def counts(ctx, param, value):
