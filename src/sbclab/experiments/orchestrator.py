@@ -160,6 +160,9 @@ def _preflight_boards(found: plan.Plan, spec: ClusterSpec, choices: StackChoices
                      tunnels=choices.web_uis == "loopback", need_bytes=need // spec.workers)
 
 
+# How long a run waits for HDFS to remove what it was asked to before the trim that opens the job
+# (a DataNode hears of a deletion on its next heartbeat, seconds apart).
+DELETIONS_TIMEOUT_S = 120
 FULL = 0.90  # a data disk fuller than this before a run is refused: HDFS and YARN stop using it about there
 
 
@@ -274,6 +277,20 @@ class Runner:
                                  f"preset {preset}; inputs are generated on this cluster and reused by its runs",
                                  *idle.clock_notes(baseline)]
 
+    def _trim_before_job(self) -> list[str]:
+        """Trim the nodes again right before the job, once HDFS has removed what it was asked to: the
+        last run's output, deleted by its validation, leaves the DataNodes' disks seconds later, and
+        freed during this job it would be counted by the trim after it as this job's."""
+        deadline = time.monotonic() + DELETIONS_TIMEOUT_S
+        left = self.cluster.stack.replicas_awaiting_deletion()
+        while left and time.monotonic() < deadline:
+            time.sleep(1)
+            left = self.cluster.stack.replicas_awaiting_deletion()
+        nodeops.fstrim(self.cluster.transport)
+        if left:
+            return [f"HDFS still had {left} replica(s) to delete when the job began: the trim after it may count them"]
+        return [] if left == 0 else ["HDFS did not say what it had left to delete before the job"]
+
     def run_cell(self, cell: Cell, between: BetweenRuns) -> RunRecord:
         """One cell: hygiene, then the run; whatever fails is stored as a failed run."""
         workload = registry.get(cell.workload)
@@ -305,6 +322,8 @@ class Runner:
         data = workload.prepare(ctx, engine, params)
         # Again after the input was made: what making it lost is that run's, not this one's.
         before, repaired_now = self._whole(counted)
+        if trim_after and workload.needs_stack:
+            notes = [*notes, *self._trim_before_job()]
         run_id = new_id(engine, workload.name)
         history = None
         jobs_before = self.cluster.stack.applications_submitted() if workload.needs_stack else None

@@ -65,6 +65,11 @@ def port(spec: ClusterSpec, node: NodeSpec, name: str) -> int:
     return PORTS[name] + (100 * spec.nodes.index(node) if spec.backend == "processes" else 0)
 
 
+def datanode_dir(layout: "NodeLayout") -> Path:
+    """Where a node's DataNode keeps its replicas."""
+    return layout.disk / "hdfs" / "datanode"
+
+
 def web_host(choices: StackChoices, node: NodeSpec) -> str:
     """The address a node's web UIs and REST APIs listen on (choices.web_uis)."""
     return "127.0.0.1" if choices.web_uis == "loopback" else node.address
@@ -96,7 +101,7 @@ def settings(spec: ClusterSpec, choices: StackChoices, node: NodeSpec, layout: N
             "dfs.namenode.http-address": web("namenode_http", spec.master),
             "dfs.namenode.secondary.http-address": f"{master}:9868",
             "dfs.namenode.name.dir": str(layout.disk / "hdfs" / "namenode"),
-            "dfs.datanode.data.dir": str(layout.disk / "hdfs" / "datanode"),
+            "dfs.datanode.data.dir": str(datanode_dir(layout)),
             "dfs.datanode.address": mine("datanode"),
             "dfs.datanode.http.address": web("datanode_http"),
             "dfs.datanode.ipc.address": mine("datanode_ipc"),

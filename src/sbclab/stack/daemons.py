@@ -30,6 +30,22 @@ from .choices import StackChoices
 from .record import ContainerRecord, StackRecord
 
 
+# A DataNode's finalized replicas on its disk: the block files, not their checksum files.
+_FINALIZED_REPLICAS = 'find "$1" -path "*/finalized/*" -name "blk_*" ! -name "*.meta" 2>/dev/null | wc -l'
+
+
+def awaiting_deletion(queued: int, live_datanodes: dict[str, dict], on_disk: dict[str, int]) -> int:
+    """Replicas still to delete: the NameNode's queue, and on each DataNode (by address) the finalized
+    replicas on its disk beyond the blocks the NameNode counts there, which it forgot when their
+    file was deleted. A DataNode the NameNode does not list is left out (it has nothing to be told)."""
+    counted = {}
+    for key, dn in live_datanodes.items():
+        host = str(dn.get("xferaddr") or key).rsplit(":", 1)[0]
+        counted[host] = int(dn.get("numBlocks") or 0)
+    return queued + sum(max(0, replicas - counted[address]) for address, replicas in on_disk.items()
+                        if address in counted)
+
+
 @dataclass(frozen=True)
 class Daemon:
     key: str
@@ -420,6 +436,28 @@ class Stack:
 
     def live_datanodes(self) -> dict[str, dict]:
         return json.loads(self.namenode_info()["LiveNodes"])
+
+    def replicas_awaiting_deletion(self) -> int | None:
+        """Replicas HDFS was asked to delete and has not yet removed from the DataNodes' disks; None
+        if HDFS did not answer. A deleted file's blocks go seconds later: the NameNode queues them,
+        tells each DataNode on its next heartbeat, and the DataNode removes the files in the background."""
+        try:
+            queued = int(self._get("namenode_http", "/jmx?qry=Hadoop:service=NameNode,name=FSNamesystem")
+                         ["beans"][0].get("PendingDeletionBlocks") or 0)
+            live = self.live_datanodes()
+        except (requests.RequestException, ValueError, KeyError, IndexError):
+            return None
+        on_disk = {}
+        for node in self.spec.worker_nodes:
+            where = str(config.datanode_dir(self.layout(node)))
+            try:
+                done = self.transport.capture(node, ["sh", "-c", _FINALIZED_REPLICAS, "sh", where], timeout_s=60)
+            except (SbclabError, OSError):
+                return None
+            if done.status != 0:
+                return None
+            on_disk[node.address] = int(done.stdout.decode().strip() or 0)
+        return awaiting_deletion(queued, live, on_disk)
 
     def datanodes_counted(self) -> int | None:
         """The DataNodes the NameNode counts live (by itself: Hadoop 2 keys LiveNodes by host name
