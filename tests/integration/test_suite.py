@@ -118,6 +118,29 @@ def test_a_datanodes_byte_counters_include_a_write_just_made(cluster, tmp_path):
     assert sum(after[n]["bytes_written"] - before[n]["bytes_written"] for n in after) >= local.stat().st_size
 
 
+def test_hdfs_has_nothing_left_to_delete_only_once_a_deleted_files_replicas_left_the_disks(cluster, tmp_path):
+    """What a run measured by fstrim waits for before the trim that opens its job: the last run's
+    output, deleted by its validation, leaves the DataNodes' disks seconds later."""
+    def replicas_on_disk() -> int:
+        return sum(1 for node in cluster.spec.worker_nodes
+                   for f in config.datanode_dir(cluster.stack.layout(node)).rglob("blk_*")
+                   if "finalized" in f.parts and f.suffix != ".meta")
+    def settled() -> int | None:
+        deadline = time.monotonic() + orchestrator.DELETIONS_TIMEOUT_S
+        while (left := cluster.stack.replicas_awaiting_deletion()) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        return left
+    local = tmp_path / "doomed"
+    local.write_bytes(os.urandom(2 * 2**20))
+    assert settled() == 0  # what earlier tests deleted is gone first
+    held_before = replicas_on_disk()
+    clients.fs(cluster.stack, ["-put", str(local), "/tmp/doomed"], tmp_path / "put.log")
+    assert replicas_on_disk() > held_before
+    clients.fs(cluster.stack, ["-rm", "-skipTrash", "/tmp/doomed"], tmp_path / "rm.log")
+    assert settled() == 0
+    assert replicas_on_disk() == held_before
+
+
 def test_generated_input_is_made_once_per_cluster(cluster, store):
     """A generated input (the airline data) is made once per cluster and size and reused by later cells."""
     datasets = inputs.known(runner(cluster, store).context())

@@ -14,28 +14,35 @@ HADOOP3 = {"10.0.0.11:9866": {"xferaddr": "10.0.0.11:9866", "numBlocks": 4},
 
 
 def test_nothing_awaits_deletion_when_every_disk_holds_what_the_namenode_counts():
-    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11": 4, "10.0.0.12": 2}) == 0
+    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11:9866": 4, "10.0.0.12:9866": 2}) == 0
 
 
 def test_the_namenodes_queue_and_the_replicas_a_datanode_still_holds_both_count():
-    assert awaiting_deletion(3, HADOOP3, {"10.0.0.11": 4, "10.0.0.12": 2}) == 3
-    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11": 9, "10.0.0.12": 2}) == 5
-    assert awaiting_deletion(1, HADOOP3, {"10.0.0.11": 9, "10.0.0.12": 3}) == 7
+    assert awaiting_deletion(3, HADOOP3, {"10.0.0.11:9866": 4, "10.0.0.12:9866": 2}) == 3
+    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11:9866": 9, "10.0.0.12:9866": 2}) == 5
+    assert awaiting_deletion(1, HADOOP3, {"10.0.0.11:9866": 9, "10.0.0.12:9866": 3}) == 7
 
 
 def test_a_replica_the_namenode_has_not_yet_heard_of_is_not_one_to_delete():
     """A block just written is on the disk before its DataNode reports it; fewer on disk than
     counted is such a lag the other way, and never a negative count."""
-    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11": 1, "10.0.0.12": 2}) == 0
+    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11:9866": 1, "10.0.0.12:9866": 2}) == 0
 
 
 def test_hadoop_2s_datanodes_keyed_by_host_name_are_matched_by_their_transfer_address():
     hadoop2 = {"worker1": {"xferaddr": "10.0.0.11:50010", "numBlocks": 1}}
-    assert awaiting_deletion(0, hadoop2, {"10.0.0.11": 3}) == 2
+    assert awaiting_deletion(0, hadoop2, {"10.0.0.11:50010": 3}) == 2
+
+
+def test_datanodes_sharing_a_host_are_told_apart_by_their_ports():
+    """The processes backend runs every DataNode on this host's address."""
+    shared = {"127.0.0.1:9866": {"xferaddr": "127.0.0.1:9866", "numBlocks": 1},
+              "127.0.0.1:9966": {"xferaddr": "127.0.0.1:9966", "numBlocks": 0}}
+    assert awaiting_deletion(0, shared, {"127.0.0.1:9866": 1, "127.0.0.1:9966": 1}) == 1
 
 
 def test_a_datanode_the_namenode_does_not_list_is_left_out():
-    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11": 4, "10.0.0.99": 7}) == 0
+    assert awaiting_deletion(0, HADOOP3, {"10.0.0.11:9866": 4, "10.0.0.99:9866": 7}) == 0
 
 
 class FakeStack:

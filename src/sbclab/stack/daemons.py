@@ -35,13 +35,11 @@ _FINALIZED_REPLICAS = 'find "$1" -path "*/finalized/*" -name "blk_*" ! -name "*.
 
 
 def awaiting_deletion(queued: int, live_datanodes: dict[str, dict], on_disk: dict[str, int]) -> int:
-    """Replicas still to delete: the NameNode's queue, and on each DataNode (by address) the finalized
-    replicas on its disk beyond the blocks the NameNode counts there, which it forgot when their
-    file was deleted. A DataNode the NameNode does not list is left out (it has nothing to be told)."""
-    counted = {}
-    for key, dn in live_datanodes.items():
-        host = str(dn.get("xferaddr") or key).rsplit(":", 1)[0]
-        counted[host] = int(dn.get("numBlocks") or 0)
+    """Replicas still to delete: the NameNode's queue, and on each DataNode (by its transfer address,
+    host:port, unique where the nodes share a host) the finalized replicas on its disk beyond the
+    blocks the NameNode counts there, which it forgot when their file was deleted. A DataNode the
+    NameNode does not list is left out (it has nothing to be told)."""
+    counted = {str(dn.get("xferaddr") or key): int(dn.get("numBlocks") or 0) for key, dn in live_datanodes.items()}
     return queued + sum(max(0, replicas - counted[address]) for address, replicas in on_disk.items()
                         if address in counted)
 
@@ -456,7 +454,7 @@ class Stack:
                 return None
             if done.status != 0:
                 return None
-            on_disk[node.address] = int(done.stdout.decode().strip() or 0)
+            on_disk[f"{node.address}:{config.port(self.spec, node, 'datanode')}"] = int(done.stdout.decode().strip() or 0)
         return awaiting_deletion(queued, live, on_disk)
 
     def datanodes_counted(self) -> int | None:
