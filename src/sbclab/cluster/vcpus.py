@@ -19,6 +19,7 @@ import os
 import time
 from pathlib import Path
 
+from .. import atomic
 from .cgroups import share_of, threads_file, usage_file, usage_ns
 
 # A tick reads every thread's CPU time. While the node has used less than this share of its smallest
@@ -229,7 +230,8 @@ def main(argv: list[str] | None = None) -> None:
             return
         _keep_schedstats_of(set().union(*(b.last for b in balancers)))
         if args.ready is not None and not args.ready.exists():
-            args.ready.write_text(f"{os.getpid()}\n")
+            # Whole or absent: the waiting side reads it the moment it exists.
+            atomic.write_text(args.ready, f"{os.getpid()}\n")
         next_tick = time.monotonic() + args.interval
         while (left := next_tick - time.monotonic()) > 0:
             time.sleep(min(args.newcomers_interval, left))
