@@ -164,3 +164,19 @@ def test_the_tuned_preset_is_a_tunings_settings_and_refused_where_none_was_measu
     with pytest.raises(SbclabError, match="No tuning has measured rpi5b/nvme-p31-gen3") as refused:
         lifecycle.check(other, StackChoices(preset="tuned"))
     assert "sbclab tune" in refused.value.hint and "rpi4b-4gb/microsd-evo" in refused.value.message
+
+
+def test_a_run_says_where_its_preset_came_from(monkeypatch):
+    from sbclab.stack import presets
+
+    measured = {("rpi4b-4gb", "microsd-evo"): {
+        "sbclab": "1.2.3", "made": "2026-12-06T10:00:00+00:00", "settings": {}, "speedup_over_start": 1.4,
+        "question": {"workload": "terasort", "engine": "hadoop", "size_bytes": 128_000_000,
+                     "cluster": {"workers": 2, "board": "rpi4b-4gb", "storage": "microsd-evo"}},
+        "trials": [{"accepted": True}, {"accepted": False}, {"accepted": False}]}}
+    monkeypatch.setattr(presets, "tuned_results", lambda: measured)
+    said = presets.source("tuned", "rpi4b-4gb", "microsd-evo")
+    for part in ("tuned/rpi4b-4gb_microsd-evo.yaml", "terasort/hadoop at 128 MB", "2 workers", "sbclab 1.2.3",
+                 "2026-12-06", "3 trials, 1 accepted", "1.40x"):
+        assert part in said
+    assert presets.source("paper-2026", "rpi4b-4gb", "microsd-evo").startswith("Lee & Park 2026")

@@ -21,7 +21,7 @@ from ..results import provenance
 from ..results.faults import FaultEffects, FaultRun
 from ..results.schema import Check, ClusterShape, Liveness, NodeRecord, RunRecord, ScaleRecord, Validity
 from ..results.store import ResultsStore
-from ..stack import sizing
+from ..stack import presets, sizing
 from ..stack.clients import JobOutcome
 from ..stack.counters import spark_intermediate_by_host, spark_tasks_by_host
 from ..stack.lifecycle import Cluster
@@ -49,7 +49,8 @@ def shape(cluster: Cluster) -> ClusterShape:
                                 system=cluster.stack.record.systems.get(node.name, {})))
     return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
                         shaped=cluster.transport.shaped, workers=spec.workers, board=spec.board, storage=spec.storage,
-                        preset=cluster.choices.preset, nodes=nodes, knobs=knobs.of_cluster(cluster.state),
+                        preset=cluster.choices.preset,
+                        preset_source=presets.source(cluster.choices.preset, spec.board, spec.storage), nodes=nodes, knobs=knobs.of_cluster(cluster.state),
                         spark_manager=cluster.choices.spark_manager, layout=spec.layout, runtime=spec.runtime,
                         stack=cluster.choices.stack,
                         container=cluster.stack.record.container.summary() if cluster.stack.record.container else {})

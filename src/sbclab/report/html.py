@@ -30,7 +30,8 @@ def _clusters(report: Report) -> list[dict]:
         seen[identity] = {
             "identity": identity, "nodes": run.cluster.nodes, "versions": run.versions, "scale": run.scale,
             "emulated": run.cluster.emulated,
-            "shape": f"master + {run.cluster.workers} × {run.cluster.board} / {run.cluster.storage}, preset {run.cluster.preset}, "
+            "shape": f"master + {run.cluster.workers} × {run.cluster.board} / {run.cluster.storage}, preset {run.cluster.preset}"
+                     f"{f' ({run.cluster.preset_source})' if run.cluster.preset_source else ''}, "
                      f"{run.cluster.backend} backend",
             "host": f"{run.host.get('hostname', '?')}, {run.host.get('cpu_model', '?')}, {run.host.get('cpus', '?')} CPUs",
         }

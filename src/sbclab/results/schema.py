@@ -91,6 +91,8 @@ class ClusterShape(BaseModel):
     board: str
     storage: str
     preset: str
+    preset_source: str = Field("", description="where the preset's settings came from: a seed's table, upstream's "
+                               "defaults, or the tuning behind 'tuned' (its file, question, trials and version)")
     nodes: list[NodeRecord]
     knobs: dict[str, list[str]] = Field(default={}, description="each knob the cluster had -> the nodes it was on "
                                         "(cluster/knobs.py); a board knob written after the board's last boot says so")

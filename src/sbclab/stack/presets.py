@@ -67,6 +67,20 @@ def tuned(board: str, storage: str) -> dict:
     return found
 
 
+def source(name: str, board: str, storage: str) -> str:
+    """Where a preset's settings came from, for the runs and reports that used it."""
+    if name != "tuned":
+        return PRESETS.get(name, "")
+    found = tuned(board, storage)
+    question, trials = found["question"], found.get("trials", [])
+    accepted = sum(1 for t in trials if t.get("accepted"))
+    size_mb = int(question.get("size_bytes") or 0) / 1e6
+    return (f"tuned/{board}_{storage}.yaml: {question.get('workload')}/{question.get('engine')} at {size_mb:g} MB "
+            f"on {question['cluster'].get('workers')} workers, sbclab {found.get('sbclab')}, "
+            f"{found.get('made', '')[:10]}; {len(trials)} trials, {accepted} accepted, "
+            f"{found.get('speedup_over_start', 1.0):.2f}x its starting settings")
+
+
 def _settings(name: str, workers: int, board: str | None = None, storage: str | None = None) -> dict[str, dict[str, str]]:
     if name == "stock":
         return {}
