@@ -66,10 +66,11 @@ def roofline_s(run) -> float:
     return max(disk, network)
 
 
-def measure(board: str, storage: str, size: str, workers: int, repetitions: int, tuned: dict, results: Path):
+def measure(board: str, storage: str, size: str, workers: int, repetitions: int, tuned: dict, results: Path,
+            workloads: list[str], engines: list[str]):
     experiment = model.Experiment(
         name=f"tuned-{board}", cluster=model.ClusterSettings(name="benchtuned", board=board, subnet="10.219.0.0/24"),
-        workloads=["terasort", "wordcount"], engines=["hadoop", "spark"], workers=[workers], sizes=[size, "16MB"],
+        workloads=workloads, engines=engines, workers=[workers], sizes=[size, "16MB"],
         storage=[storage], presets=["stock"], repetitions=repetitions,
         variants={"stock": {}, "paper-2026": paper_job(workers), "tuned": tuned})
     orchestrator.run(experiment, orchestrator.Options(results=results, display=LineDisplay(print)))
@@ -117,6 +118,8 @@ def main() -> None:
     parser.add_argument("--size", default="128MB", help="the demo's size (Makefile SIZE)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--workloads", default="terasort,wordcount")
+    parser.add_argument("--engines", default="hadoop,spark")
     parser.add_argument("--tuned", type=Path, help="a tuning's file instead of the shipped one (every board)")
     parser.add_argument("--results", type=Path, help="keep the runs here (default a temporary folder)")
     args = parser.parse_args()
@@ -126,7 +129,8 @@ def main() -> None:
         board, storage = pair.split("/")
         tuned = (yaml.safe_load(args.tuned.read_text()) if args.tuned else presets.tuned(board, storage))["settings"]
         results = args.results / f"{board}-{storage}" if args.results else Path(tempfile.mkdtemp(prefix="bench-tuned-"))
-        runs = measure(board, storage, args.size, args.workers, args.repetitions, tuned, results)
+        runs = measure(board, storage, args.size, args.workers, args.repetitions, tuned, results,
+                       args.workloads.split(","), args.engines.split(","))
         report(board, storage, runs, size_bytes)
 
 
