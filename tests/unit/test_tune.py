@@ -180,3 +180,11 @@ def test_a_run_says_where_its_preset_came_from(monkeypatch):
                  "2026-12-06", "3 trials, 1 accepted", "1.40x"):
         assert part in said
     assert presets.source("paper-2026", "rpi4b-4gb", "microsd-evo").startswith("Lee & Park 2026")
+
+
+def test_a_flagged_run_is_made_again_and_a_failed_one_is_not():
+    three, two = tune.Measured([1.0, 1.1, 1.2], ["a", "b", "c"]), tune.Measured([1.0, 1.1], ["d", "e", "f"])
+    assert tune.runs_to_add({"incumbent": three, "candidate": three}, 3) == 0
+    assert tune.runs_to_add({"incumbent": two, "candidate": three}, 3) == 1
+    failed = tune.Measured([1.0, 1.1], ["g", "h", "i"], failed=1)
+    assert tune.runs_to_add({"incumbent": two, "candidate": failed}, 3) == 0

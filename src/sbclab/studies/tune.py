@@ -49,6 +49,15 @@ class Measured:
     failed: int = 0
 
 
+def runs_to_add(found: dict[str, Measured], runs_each: int) -> int:
+    """The runs each side needs beyond those made for every side to have `runs_each` counted: a run
+    flagged (a busy host, a cold start) counts for neither side, so it is made again rather than
+    leaving that side's interval on one run fewer; a failed run is not, since it decides the trial."""
+    if any(m.failed for m in found.values()):
+        return 0
+    return max((runs_each - len(m.times) for m in found.values()), default=0)
+
+
 # (trial number, {variant: job settings}, runs per variant) -> {variant: Measured}
 Measure = Callable[[int, dict[str, Settings], int], dict[str, Measured]]
 
@@ -257,6 +266,16 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
         config, workers = cluster.configuration, spec.workers
 
         def measure(number: int, variants: dict[str, Settings], runs_each: int) -> dict[str, Measured]:
+            made = runs_each
+            found = measure_runs(number, variants, made)
+            # At most as many again: a host busy through every run is said by the runs' flags.
+            while (missing := runs_to_add(found, runs_each)) and made < 2 * runs_each:
+                made = min(made + missing, 2 * runs_each)
+                say(f"trial {number}: flagged runs count for no side; {made} runs a side")
+                found = measure_runs(number, variants, made)
+            return found
+
+        def measure_runs(number: int, variants: dict[str, Settings], runs_each: int) -> dict[str, Measured]:
             named = {f"t{number}-{side}": settings for side, settings in variants.items()}
             trial = experiment.model_copy(update={"name": f"tune-t{number}", "variants": named,
                                                   "repetitions": runs_each})
