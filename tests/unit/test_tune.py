@@ -170,7 +170,7 @@ def test_a_run_says_where_its_preset_came_from(monkeypatch):
     from sbclab.stack import presets
 
     measured = {("rpi4b-4gb", "microsd-evo"): {
-        "sbclab": "1.2.3", "made": "2026-12-06T10:00:00+00:00", "settings": {}, "speedup_over_start": 1.4,
+        "shipped_as": "tuned/rpi4b-4gb_microsd-evo.yaml", "sbclab": "1.2.3", "made": "2026-12-06T10:00:00+00:00", "settings": {}, "speedup_over_start": 1.4,
         "question": {"workload": "terasort", "engine": "hadoop", "size_bytes": 128_000_000,
                      "cluster": {"workers": 2, "board": "rpi4b-4gb", "storage": "microsd-evo"}},
         "trials": [{"accepted": True}, {"accepted": False}, {"accepted": False}]}}

@@ -52,7 +52,7 @@ def tuned_results() -> dict[tuple[str, str], dict]:
         if entry.name.endswith(".yaml"):
             document = yaml.safe_load(entry.read_text())
             cluster = document["question"]["cluster"]
-            found[(cluster["board"], cluster["storage"])] = document
+            found[(cluster["board"], cluster["storage"])] = {**document, "shipped_as": f"tuned/{entry.name}"}
     return found
 
 
@@ -75,7 +75,7 @@ def source(name: str, board: str, storage: str) -> str:
     question, trials = found["question"], found.get("trials", [])
     accepted = sum(1 for t in trials if t.get("accepted"))
     size_mb = int(question.get("size_bytes") or 0) / 1e6
-    return (f"tuned/{board}_{storage}.yaml: {question.get('workload')}/{question.get('engine')} at {size_mb:g} MB "
+    return (f"{found.get('shipped_as', 'tuned')}: {question.get('workload')}/{question.get('engine')} at {size_mb:g} MB "
             f"on {question['cluster'].get('workers')} workers, sbclab {found.get('sbclab')}, "
             f"{found.get('made', '')[:10]}; {len(trials)} trials, {accepted} accepted, "
             f"{found.get('speedup_over_start', 1.0):.2f}x its starting settings")
