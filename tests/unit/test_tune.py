@@ -33,9 +33,11 @@ def true_time(settings, effect=EFFECT):
 class Double:
     """Measures a variant as its true time with 3 % noise; counts the runs; the clock advances per run."""
 
-    def __init__(self, seed=0, fail_when=None, interrupt_at=None, effect=EFFECT):
+    def __init__(self, seed=0, fail_when=None, interrupt_at=None, effect=EFFECT, flag_once_in=None):
         self.rng, self.effect = np.random.default_rng(seed), effect
         self.runs, self.now, self.fail_when, self.interrupt_at = 0, 0.0, fail_when, interrupt_at
+        self.flag_once_in = flag_once_in  # a trial whose first incumbent run is flagged, the first time asked
+        self.asked = []
 
     def clock(self):
         return self.now
@@ -44,9 +46,12 @@ class Double:
         if self.interrupt_at is not None and number == self.interrupt_at:
             self.interrupt_at = None
             raise KeyboardInterrupt
+        self.asked.append((number, repetitions))
         out = {}
         for name, settings in variants.items():
             times = [true_time(settings, self.effect) * math.exp(self.rng.normal(0, 0.03)) for _ in range(repetitions)]
+            if number == self.flag_once_in and name == "incumbent":
+                self.flag_once_in, times = None, times[1:]
             self.runs += repetitions
             self.now += sum(times)
             failed = repetitions if self.fail_when and self.fail_when(settings) else 0
@@ -182,9 +187,17 @@ def test_a_run_says_where_its_preset_came_from(monkeypatch):
     assert presets.source("paper-2026", "rpi4b-4gb", "microsd-evo").startswith("Lee & Park 2026")
 
 
+def test_a_trial_with_a_flagged_run_asks_for_one_more_run_a_side(tmp_path):
+    double = Double(flag_once_in=0)
+    found = run(tmp_path, double, max_trials=1)
+    assert double.asked == [(0, 3), (0, 4)]
+    assert [len(r) for r in found.trials[0].runs.values()] == [4, 4]
+
+
 def test_a_flagged_run_is_made_again_and_a_failed_one_is_not():
     three, two = tune.Measured([1.0, 1.1, 1.2], ["a", "b", "c"]), tune.Measured([1.0, 1.1], ["d", "e", "f"])
     assert tune.runs_to_add({"incumbent": three, "candidate": three}, 3) == 0
     assert tune.runs_to_add({"incumbent": two, "candidate": three}, 3) == 1
+    assert tune.runs_to_add({"incumbent": two, "candidate": three}, 2) == 0, "more counted than asked"
     failed = tune.Measured([1.0, 1.1], ["g", "h", "i"], failed=1)
     assert tune.runs_to_add({"incumbent": two, "candidate": failed}, 3) == 0

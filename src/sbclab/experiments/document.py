@@ -50,7 +50,8 @@ def shape(cluster: Cluster) -> ClusterShape:
     return ClusterShape(name=spec.name, backend=spec.backend, emulated=spec.backend == "emulated",
                         shaped=cluster.transport.shaped, workers=spec.workers, board=spec.board, storage=spec.storage,
                         preset=cluster.choices.preset,
-                        preset_source=presets.source(cluster.choices.preset, spec.board, spec.storage), nodes=nodes, knobs=knobs.of_cluster(cluster.state),
+                        preset_source=presets.source(cluster.choices.preset, spec.board, spec.storage),
+                        nodes=nodes, knobs=knobs.of_cluster(cluster.state),
                         spark_manager=cluster.choices.spark_manager, layout=spec.layout, runtime=spec.runtime,
                         stack=cluster.choices.stack,
                         container=cluster.stack.record.container.summary() if cluster.stack.record.container else {})

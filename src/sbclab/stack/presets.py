@@ -71,14 +71,13 @@ def source(name: str, board: str, storage: str) -> str:
     """Where a preset's settings came from, for the runs and reports that used it."""
     if name != "tuned":
         return PRESETS.get(name, "")
-    found = tuned(board, storage)
-    question, trials = found["question"], found.get("trials", [])
-    accepted = sum(1 for t in trials if t.get("accepted"))
-    size_mb = int(question.get("size_bytes") or 0) / 1e6
-    return (f"{found.get('shipped_as', 'tuned')}: {question.get('workload')}/{question.get('engine')} at {size_mb:g} MB "
-            f"on {question['cluster'].get('workers')} workers, sbclab {found.get('sbclab')}, "
-            f"{found.get('made', '')[:10]}; {len(trials)} trials, {accepted} accepted, "
-            f"{found.get('speedup_over_start', 1.0):.2f}x its starting settings")
+    found = tuned(board, storage)  # a whole `sbclab tune` result (studies/tune.py's result_document)
+    question, trials = found["question"], found["trials"]
+    accepted = sum(1 for t in trials if t["accepted"])
+    size = f"{int(question['size_bytes']) / 1e6:g} MB" if question.get("size_bytes") else "its own size"
+    return (f"{found['shipped_as']}: {question['workload']}/{question['engine']} at {size} "
+            f"on {question['cluster']['workers']} workers, sbclab {found['sbclab']}, {found['made'][:10]}; "
+            f"{len(trials)} trials, {accepted} accepted, {found['speedup_over_start']:.2f}x its starting settings")
 
 
 def _settings(name: str, workers: int, board: str | None = None, storage: str | None = None) -> dict[str, dict[str, str]]:

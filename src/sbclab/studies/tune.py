@@ -55,10 +55,11 @@ def runs_to_add(found: dict[str, Measured], runs_each: int) -> int:
     leaving that side's interval on one run fewer; a failed run is not, since it decides the trial."""
     if any(m.failed for m in found.values()):
         return 0
-    return max((runs_each - len(m.times) for m in found.values()), default=0)
+    return max([0, *(runs_each - len(m.times) for m in found.values())])
 
 
-# (trial number, {variant: job settings}, runs per variant) -> {variant: Measured}
+# (trial number, {variant: job settings}, runs per variant) -> {variant: Measured}. Asked again for the
+# same trial with more runs, it makes only those it has not stored (an experiment's stored cells).
 Measure = Callable[[int, dict[str, Settings], int], dict[str, Measured]]
 
 
@@ -165,7 +166,14 @@ def search(levers: list[Lever], measure: Measure, config: Settings, workers: int
         settings = merged(levers, chosen, config, workers)
         variants = {"incumbent": merged(levers, found.incumbent, config, workers), "candidate": settings}
         say(f"trial {number}: {describe(chosen)} against {describe(found.incumbent)}, {repetitions} runs each")
-        trial = _judge(number, chosen, settings, measure(number, variants, repetitions), clock() - began)
+        made = repetitions
+        sides = measure(number, variants, made)
+        # At most as many again: a host busy through every run is said by the runs' own flags.
+        while (missing := runs_to_add(sides, repetitions)) and made < 2 * repetitions:
+            made = min(made + missing, 2 * repetitions)
+            say(f"trial {number}: flagged runs count for no side; {made} runs a side")
+            sides = measure(number, variants, made)
+        trial = _judge(number, chosen, settings, sides, clock() - began)
         say(f"trial {number}: speedup {trial.speedup.text() if trial.speedup else '-'}; {trial.note}")
         return trial
 
@@ -266,16 +274,6 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
         config, workers = cluster.configuration, spec.workers
 
         def measure(number: int, variants: dict[str, Settings], runs_each: int) -> dict[str, Measured]:
-            made = runs_each
-            found = measure_runs(number, variants, made)
-            # At most as many again: a host busy through every run is said by the runs' flags.
-            while (missing := runs_to_add(found, runs_each)) and made < 2 * runs_each:
-                made = min(made + missing, 2 * runs_each)
-                say(f"trial {number}: flagged runs count for no side; {made} runs a side")
-                found = measure_runs(number, variants, made)
-            return found
-
-        def measure_runs(number: int, variants: dict[str, Settings], runs_each: int) -> dict[str, Measured]:
             named = {f"t{number}-{side}": settings for side, settings in variants.items()}
             trial = experiment.model_copy(update={"name": f"tune-t{number}", "variants": named,
                                                   "repetitions": runs_each})
