@@ -22,7 +22,7 @@ from sbclab.experiments import model
 from sbclab.experiments.orchestrator import check_disks
 from sbclab.stack.choices import StackChoices
 from sbclab.results.faults import PROCESSES, FaultSpec
-from sbclab.stack import lifecycle, liveness
+from sbclab.stack import lifecycle, liveness, webhdfs
 from sbclab.workloads.base import Attempt, exited
 from sbclab.workloads.sort import Sort
 from sbclab.workloads.terasort import TeraSort
@@ -168,12 +168,16 @@ def test_a_datanode_killed_mid_terasort_at_replication_2_costs_no_block_and_is_r
 def test_a_datanode_killed_at_replication_1_loses_blocks_and_the_run_says_so(faulty, tmp_path):
     ctx = runner(faulty, tmp_path).context()
     data = TeraSort().prepare(ctx, "hadoop", TeraSort().parameters(SIZE, None))
-    both = sum(_blocks(faulty, n) for n in faulty.spec.worker_nodes)
     ctx.hdfs(["-setrep", "-w", "1", data["path"]], tmp_path / "setrep.log")
     deadline = time.monotonic() + 90  # the DataNodes delete the excess replicas on their next heartbeats
-    while sum(_blocks(faulty, n) for n in faulty.spec.worker_nodes) > both // 2 and time.monotonic() < deadline:
+    held = _input_replicas(faulty, data["path"])
+    while any(len(nodes) > 1 for nodes in held) and time.monotonic() < deadline:
         time.sleep(1)
-    holder = max(faulty.spec.worker_nodes, key=lambda n: _blocks(faulty, n))  # surely holds some of the input
+        held = _input_replicas(faulty, data["path"])
+    # The input's own blocks decide it, not the disks' count: the module's other files are on them too,
+    # and a node holding many of those may hold none of the input.
+    holder = max(faulty.spec.worker_nodes, key=lambda n: sum(nodes == [n.name] for nodes in held))
+    assert any(nodes == [holder.name] for nodes in held), held
     try:
         run = _faulted(faulty, tmp_path, "terasort", "hadoop",
                        FaultSpec(kind="kill", process="datanode", node=holder.name, at_s=1))
@@ -186,8 +190,16 @@ def test_a_datanode_killed_at_replication_1_loses_blocks_and_the_run_says_so(fau
     _whole(faulty)
 
 
-def _blocks(cluster, node) -> int:
-    return sum(1 for p in cluster.transport.node_disk(node).rglob("blk_*") if not p.name.endswith(".meta"))
+def _input_replicas(cluster, path) -> list[list[str]]:
+    """The nodes holding each block of the files in PATH, as the NameNode has them."""
+    named = {n.address: n.name for n in cluster.spec.nodes}
+    found = []
+    for file in webhdfs.files(cluster.stack, f"{path}/part-*"):
+        answer = webhdfs.ask(cluster.stack, "GET", file, "GET_BLOCK_LOCATIONS", offset="0", length=str(1 << 40))
+        answer.raise_for_status()
+        for block in answer.json()["LocatedBlocks"]["locatedBlocks"]:
+            found.append(sorted(named.get(where["ipAddr"], where["ipAddr"]) for where in block["locations"]))
+    return found
 
 
 def test_a_nodemanager_killed_mid_job_is_faulted_with_the_applicationmasters_attempts(faulty, tmp_path):
