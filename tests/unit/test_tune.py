@@ -201,3 +201,21 @@ def test_a_flagged_run_is_made_again_and_a_failed_one_is_not():
     assert tune.runs_to_add({"incumbent": two, "candidate": three}, 2) == 0, "more counted than asked"
     failed = tune.Measured([1.0, 1.1], ["g", "h", "i"], failed=1)
     assert tune.runs_to_add({"incumbent": two, "candidate": failed}, 3) == 0
+
+
+def test_a_first_combination_is_measured_before_the_samplers_and_only_once(tmp_path):
+    hunch = tune.first_choices(LEVERS, "map-output-compression=deflate, reduces=per-worker")
+    found = run(tmp_path, Double(), max_trials=1, first=hunch)
+    assert found.trials[0].chosen == {"map-output-compression": "deflate", "uber": "keep",
+                                      "reduces": "per-worker", "speculation": "keep"}
+    assert found.trials[0].accepted
+    again = run(tmp_path, Double(seed=1), max_trials=2, first=hunch)  # resumed: the hunch is in the journal
+    assert [t.chosen for t in again.trials].count(found.trials[0].chosen) == 1
+
+
+@pytest.mark.parametrize("given, says", [("no-such=on", "not among the levers searched"),
+                                         ("uber=maybe", "not one of uber's choices")])
+def test_a_first_combination_names_searched_levers_and_their_choices(given, says):
+    with pytest.raises(SbclabError, match=says) as refused:
+        tune.first_choices(LEVERS, given)
+    assert "uber" in refused.value.hint

@@ -34,11 +34,13 @@ def list_levers() -> None:
               help="Runs of each side of a comparison (alternating).")
 @click.option("--max-trials", type=click.IntRange(1, 1000), default=None, help="Stop after this many trials.")
 @click.option("--levers", "lever_names", help="Only these levers, comma-separated (see --list).")
+@click.option("--first", "first", metavar="LEVER=CHOICE,...",
+              help="A combination to measure before the sampler's own proposals (levers not named are kept).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The preset file to write (default RESULTS/tuned-NAME.yaml).")
 @click.option("--list", "list_only", is_flag=True, help="List the levers and their choices.")
-def tune_command(workload, engine, size, shape: Shape, results, budget, repetitions, max_trials, lever_names, out,
-                 list_only):
+def tune_command(workload, engine, size, shape: Shape, results, budget, repetitions, max_trials, lever_names, first,
+                 out, list_only):
     """Search WORKLOAD's job settings on one cluster (Optuna's TPE sampler proposes, interleaved runs
     decide): a change is kept only when the interval of its speedup lies above 1.
 
@@ -46,6 +48,7 @@ def tune_command(workload, engine, size, shape: Shape, results, budget, repetiti
     Examples:
       sbclab tune terasort --size 64MB --workers 2 --profile rpi4b-4gb --storage microsd --budget 30
       sbclab tune wordcount --engine spark --levers kryo,reduces,quick-jvm --max-trials 6
+      sbclab tune terasort --size 128MB --first reduce-in-memory=on,reduces=per-worker
       sbclab tune --list
     """
     if list_only:
@@ -64,7 +67,8 @@ def tune_command(workload, engine, size, shape: Shape, results, budget, repetiti
         stacks=[shape.stack], repetitions=repetitions)
     options = orchestrator.Options(results=results, display=LineDisplay(say))
     searched, document, target = tune.run_study(experiment, options, lever_names=chosen, budget_s=budget * 60,
-                                                repetitions=repetitions, max_trials=max_trials, out=out, say=say)
+                                                repetitions=repetitions, max_trials=max_trials, out=out, say=say,
+                                                first=first)
     rows = [[str(t.number), tune.describe(t.chosen), t.speedup.text() if t.speedup else "-",
              "yes" if t.accepted else "no", t.note] for t in searched.trials]
     console.print(table(f"tuning {workload}/{engine}: {len(searched.trials)} trial(s)",

@@ -43,6 +43,23 @@ class Lever:
         return self.choices[choice](config, workers)
 
 
+AM_MB_UPSTREAM, AM_MB_LEAST, AM_HEAP_SHARE = 1536, 512, 0.75
+
+
+def _half_am(config: Settings, workers: int) -> Settings:
+    container = max(AM_MB_LEAST, int(_get(config, "mapred-site", "yarn.app.mapreduce.am.resource.mb",
+                                          str(AM_MB_UPSTREAM))) // 2)
+    return {"mapred-site": {"yarn.app.mapreduce.am.resource.mb": str(container),
+                            "yarn.app.mapreduce.am.command-opts": f"-Xmx{int(container * AM_HEAP_SHARE)}m"}}
+
+
+def _reduce_over_half_a_node(config: Settings, workers: int) -> Settings:
+    node = int(_get(config, "yarn-site", "yarn.nodemanager.resource.memory-mb", "8192"))
+    unit = int(_get(config, "yarn-site", "yarn.scheduler.minimum-allocation-mb", "1024"))
+    # YARN rounds a request up to its allocation unit: the least multiple of it above half the node.
+    return {"mapred-site": {"mapreduce.reduce.memory.mb": str((node // 2 // unit + 1) * unit)}}
+
+
 def _mapred(**properties: str) -> Choice:
     return lambda config, workers: {"mapred-site": {k.replace("_", "."): v for k, v in properties.items()}}
 
@@ -69,6 +86,19 @@ LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
           "when reduces start fetching: early ones hold containers the maps could use on a board with few slots",
           {"keep": _keep, "half": _mapred(mapreduce_job_reduce_slowstart_completedmaps="0.5"),
            "all-maps": _mapred(mapreduce_job_reduce_slowstart_completedmaps="1.0")}),
+    Lever("reduce-in-memory", ("hadoop",),
+          "a reduce merges every fetched map output onto its own disk before it reduces (input buffer 0 %); kept in "
+          "its heap instead, a job whose map outputs fit skips writing and reading them again on a slow card",
+          {"keep": _keep, "on": _mapred(mapreduce_reduce_input_buffer_percent="0.7")}),
+    Lever("am-memory", ("hadoop",),
+          "the ApplicationMaster's container (1.5 GB upstream) takes half a board's YARN memory, so the node it "
+          "lands on runs fewer tasks than the others: half of it (at least 512 MB) tracks the few tasks of a "
+          "board's job",
+          {"keep": _keep, "half": _half_am}),
+    Lever("reduce-placement", ("hadoop",),
+          "YARN places containers by memory alone, so a job's reduces can land on one node and share its few slow "
+          "cores while another node idles: a reduce container of just over half a node's memory fits once a node",
+          {"keep": _keep, "one-a-node": _reduce_over_half_a_node}),
     Lever("uber", ("hadoop",),
           "a small job's tasks run inside its ApplicationMaster's JVM: no container or JVM start per task",
           {"keep": _keep, "on": _mapred(mapreduce_job_ubertask_enable="true")}),

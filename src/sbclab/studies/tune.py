@@ -132,8 +132,10 @@ def _judge(trial_number: int, chosen: dict[str, str], settings: Settings, found:
 
 def search(levers: list[Lever], measure: Measure, config: Settings, workers: int, *, journal: Path, name: str,
            budget_s: float, repetitions: int = 3, max_trials: int | None = None, seed: int = 0,
-           clock: Callable[[], float] = time.monotonic, say: Callable[[str], None] = lambda m: None) -> Search:
-    """Propose, measure and judge combinations until the budget or max_trials is spent."""
+           first: dict[str, str] | None = None, clock: Callable[[], float] = time.monotonic,
+           say: Callable[[str], None] = lambda m: None) -> Search:
+    """Propose, measure and judge combinations until the budget or max_trials is spent; `first`, a
+    combination the user expects to pay (unnamed levers kept), is measured before the sampler's own."""
     import optuna
     from optuna.trial import TrialState
 
@@ -197,6 +199,9 @@ def search(levers: list[Lever], measure: Measure, config: Settings, workers: int
             say(f"trial {past.number} was interrupted: measuring it again (its stored runs are kept)")
             record(optuna.trial.Trial(study, past._trial_id), run_trial(past.number, chosen))
 
+    if first:
+        # Optuna asks an enqueued combination before sampling; one the journal holds is not asked twice.
+        study.enqueue_trial({**start, **first}, skip_if_exists=True)
     began, spent, duplicates = clock(), [], 0
     while True:
         if max_trials is not None and len(found.trials) >= max_trials:
@@ -253,14 +258,33 @@ def tuning_name(workload: str, engine: str, size_bytes: int | None, spec, preset
     return f"{workload}-{engine}{size}-{spec.workers}x{spec.board}-{spec.storage}-{preset}"
 
 
+def first_choices(levers: list[Lever], given: str | None) -> dict[str, str]:
+    """'lever=choice,...' as a combination of the searched levers, or a refusal that says what exists."""
+    chosen: dict[str, str] = {}
+    by_name = {lever.name: lever for lever in levers}
+    for part in [p.strip() for p in (given or "").split(",") if p.strip()]:
+        name, _, choice = part.partition("=")
+        lever = by_name.get(name.strip())
+        if lever is None:
+            raise SbclabError(f"'{name.strip()}' in --first is not among the levers searched.",
+                              f"Choose from {', '.join(by_name)} (or add it to --levers).")
+        if choice.strip() not in lever.choices:
+            raise SbclabError(f"'{part}' in --first is not one of {lever.name}'s choices.",
+                              f"Give {lever.name}={' or '.join(lever.choices)}.")
+        chosen[lever.name] = choice.strip()
+    return chosen
+
+
 def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: float, repetitions: int,
-              max_trials: int | None, out: Path | None, say: Callable[[str], None]) -> tuple[Search, dict, Path]:
+              max_trials: int | None, out: Path | None, say: Callable[[str], None],
+              first: str | None = None) -> tuple[Search, dict, Path]:
     """The search on the experiment's one cluster, held up for all its trials; the result written to
     `out` (default beside the runs) and to the results directory's tuning/ for the report."""
     workload, engine = experiment.workloads[0], (experiment.engines or ["hadoop"])[0]
     levers = for_engine(engine, lever_names)
     if not levers:
         raise SbclabError(f"No lever of those asked for applies to {engine}.", "See 'sbclab tune --list'.")
+    hunch = first_choices(levers, first)
     first = plan.prepare(experiment.model_copy(update={"repetitions": 1}), options.results, say, options.boards)
     if len(first.specs) != 1:
         raise SbclabError("A tuning runs on one cluster shape.", "Give one worker count, medium and preset.")
@@ -293,7 +317,7 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
             return found
 
         searched = search(levers, measure, config, workers, journal=journal, name=name, budget_s=budget_s,
-                          repetitions=repetitions, max_trials=max_trials, say=say)
+                          repetitions=repetitions, max_trials=max_trials, first=hunch, say=say)
     question = {"workload": workload, "engine": engine, "size_bytes": first.cells[0].size_bytes,
                 "cluster": {"workers": spec.workers, "board": spec.board, "storage": spec.storage,
                             "preset": choices.preset, "backend": spec.backend, "scale": spec.scale.factor},
