@@ -75,7 +75,7 @@ def measure(board: str, storage: str, size: str, workers: int, repetitions: int,
         if not these:
             continue
         experiment = model.Experiment(
-            name=name, cluster=model.ClusterSettings(name="benchtuned", board=board, subnet="10.219.0.0/24"),
+            name=name, cluster=model.ClusterSettings(name="benchtun", board=board, subnet="10.219.0.0/24"),
             workloads=these, engines=engines, workers=[workers], sizes=sizes,
             storage=[storage], presets=["stock"], repetitions=repetitions,
             variants={"stock": {}, "paper-2026": paper_job(workers), "tuned": tuned})
