@@ -219,3 +219,20 @@ def test_a_first_combination_names_searched_levers_and_their_choices(given, says
     with pytest.raises(SbclabError, match=says) as refused:
         tune.first_choices(LEVERS, given)
     assert "uber" in refused.value.hint
+
+
+@pytest.mark.parametrize("node, unit", [(3072, 512), (6144, 512), (8192, 1024), (1536, 256)])
+def test_one_reduce_a_node_is_a_container_no_node_holds_twice(node, unit):
+    config = {"yarn-site": {"yarn.nodemanager.resource.memory-mb": str(node),
+                            "yarn.scheduler.minimum-allocation-mb": str(unit)}}
+    reduce = int(lever_registry.LEVERS["reduce-placement"].settings("one-a-node", config, 2)
+                 ["mapred-site"]["mapreduce.reduce.memory.mb"])
+    assert reduce % unit == 0 and 2 * reduce > node and reduce < node
+
+
+@pytest.mark.parametrize("am, container, heap", [(None, 768, 576), ("1024", 512, 384), ("512", 512, 384)])
+def test_the_halved_application_master_keeps_a_heap_inside_its_container(am, container, heap):
+    config = {"mapred-site": {"yarn.app.mapreduce.am.resource.mb": am}} if am else {}
+    got = lever_registry.LEVERS["am-memory"].settings("half", config, 2)["mapred-site"]
+    assert got == {"yarn.app.mapreduce.am.resource.mb": str(container),
+                   "yarn.app.mapreduce.am.command-opts": f"-Xmx{heap}m"}
