@@ -107,3 +107,8 @@ def test_flagged_runs_are_valid_but_not_headline():
         flags=[Flag(node="worker1", kind="throttled", at=2.0, detail="under-voltage detected")])})
     assert run.valid and run.flagged and not run.headline
     assert "flagged: throttled (worker1)" in str(summary._health(run))
+
+
+def test_a_tpch_runs_headline_counts_its_queries_and_rows():
+    run = type("Run", (), {"result": {"query_seconds": {"q1": 33.0, "q6": 3.4}, "rows": {"q1": 4, "q6": 1}}})()
+    assert summary.headline_result(run) == "2 queries, 5 rows"

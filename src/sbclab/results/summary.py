@@ -51,6 +51,8 @@ def headline_result(run: RunRecord) -> str:
     r = run.result
     if "estimate" in r:
         return f"pi ~ {r['estimate']:.6f}"
+    if isinstance(r.get("rows"), dict):  # TPC-H: each query's result rows
+        return f"{len(r['rows'])} queries, {sum(r['rows'].values()):,} rows"
     if "rows" in r:
         return f"{r['rows']:,} rows"
     if "rmax_gflops" in r:
