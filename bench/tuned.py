@@ -8,8 +8,8 @@ the nodes' I/O roofline. Every run's output valid.
 On each board one cluster of the stock preset runs all three configurations as job settings that
 alternate run by run (paper-2026's are job settings too: output replication 1, two reduces, an
 executor a worker with two cores), so a drift of the host falls on all three alike. The start-up
-share is measured at 16 MB on --startup-workloads (WordCount: its input needs no generating job). The tuned
-settings are the board's and medium's tuning (src/sbclab/stack/tuned/, or --tuned FILE).
+share is measured at 16 MB on --startup-workloads (WordCount: its input needs no generating job).
+The tuned settings are the board's and medium's tuning (src/sbclab/stack/tuned/, or --tuned FILE).
 
 The roofline: TeraSort reads its input, writes and reads its map output, moves (n-1)/n of it over
 the links and writes its output once per replica. With D bytes, n workers of sequential read r and

@@ -10,6 +10,8 @@ another. The first choice of every lever, `keep`, is the cluster's configuration
 from dataclasses import dataclass
 from typing import Callable
 
+from ..stack import sizing
+
 Settings = dict[str, dict[str, str]]
 Choice = Callable[[Settings, int], Settings]  # (the cluster's configuration, workers) -> job settings
 
@@ -43,19 +45,22 @@ class Lever:
         return self.choices[choice](config, workers)
 
 
-AM_MB_UPSTREAM, AM_MB_LEAST, AM_HEAP_SHARE = 1536, 512, 0.75
+AM_MB_LEAST, AM_HEAP_SHARE = 512, 0.75
+# YARN's own defaults (yarn-default.xml), for a configuration that leaves them unset.
+NODE_MB_UPSTREAM, ALLOCATION_UNIT_MB_UPSTREAM = 8192, 1024
 
 
 def _half_am(config: Settings, workers: int) -> Settings:
     container = max(AM_MB_LEAST, int(_get(config, "mapred-site", "yarn.app.mapreduce.am.resource.mb",
-                                          str(AM_MB_UPSTREAM))) // 2)
+                                          str(sizing.UPSTREAM_AM_MB))) // 2)
     return {"mapred-site": {"yarn.app.mapreduce.am.resource.mb": str(container),
                             "yarn.app.mapreduce.am.command-opts": f"-Xmx{int(container * AM_HEAP_SHARE)}m"}}
 
 
 def _reduce_over_half_a_node(config: Settings, workers: int) -> Settings:
-    node = int(_get(config, "yarn-site", "yarn.nodemanager.resource.memory-mb", "8192"))
-    unit = int(_get(config, "yarn-site", "yarn.scheduler.minimum-allocation-mb", "1024"))
+    node = int(_get(config, "yarn-site", "yarn.nodemanager.resource.memory-mb", str(NODE_MB_UPSTREAM)))
+    unit = int(_get(config, "yarn-site", "yarn.scheduler.minimum-allocation-mb",
+                    str(ALLOCATION_UNIT_MB_UPSTREAM)))
     # YARN rounds a request up to its allocation unit: the least multiple of it above half the node.
     return {"mapred-site": {"mapreduce.reduce.memory.mb": str((node // 2 // unit + 1) * unit)}}
 
