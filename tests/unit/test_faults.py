@@ -175,6 +175,39 @@ def test_a_fault_that_cannot_be_applied_is_the_runs_finding_not_a_crash():
     assert run.applied_s is None and "nothing was killed" in run.problems[0]
 
 
+def test_a_kill_passes_over_a_pid_gone_since_it_was_read_and_fails_only_when_none_is_left():
+    cluster = _cluster()
+    transport = cluster.transport
+    transport.node_processes = lambda node, pattern: [101, 202]  # 202: a fork of the daemon, exec'd since
+    alive = {101}
+
+    def capture(node, argv, env=None, timeout_s=120):
+        transport.ran.append((node.name, argv))
+        pids = [p for p in argv[4:] if int(p) in alive]
+        return Captured(0, "".join(f"{p}\n" for p in pids).encode(),
+                        b"".join(b"kill: No such process\n" for p in argv[4:] if int(p) not in alive))
+    transport.capture = capture
+    applied = faults.get("kill").apply(cluster, FaultSpec(kind="kill", process="nodemanager", at_s=0, node="worker1"),
+                                       "worker1")
+    assert applied.detail == "SIGKILL to nodemanager on worker1 (pid 101)"
+    assert applied.record["applied_at"] and transport.state.resources == [applied.record]
+    transport.state.forget(applied.record)
+    alive.clear()
+    with pytest.raises(SbclabError, match="none of pids 101, 202 could be signalled.*No such process"):
+        faults.get("kill").apply(cluster, FaultSpec(kind="kill", process="nodemanager", at_s=0, node="worker1"),
+                                 "worker1")
+    assert transport.state.resources == []
+
+
+def test_a_fault_that_fails_half_way_is_undone_and_leaves_no_record():
+    cluster = _cluster()
+    cluster.transport.fail = {"worker2"}
+    with pytest.raises(SbclabError, match="Cutting worker2 off failed: no such chain"):
+        partition.apply(cluster, FaultSpec(kind="partition", at_s=0, for_s=5, node="worker2"), "worker2")
+    assert cluster.transport.state.resources == []
+    assert [n for n, _ in cluster.transport.ran] == ["worker2", "worker2"]  # the rules it may have left, removed
+
+
 def test_what_a_dead_sbclab_left_in_place_is_undone_by_the_next_and_a_failure_is_said():
     cluster = _cluster()
     transport = cluster.transport

@@ -8,6 +8,8 @@ What a fault is and how it is applied lives in sbclab.faults; here is only what 
 commands on the node, so that teardown needs nothing above this layer.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 
 from . import system
@@ -36,6 +38,20 @@ def record_lasting(transport: Transport, node: str, what: str, heal: list[list[s
 def applied(transport: Transport, entry: dict) -> None:
     """The fault is in place now."""
     transport.state.update(entry, applied_at=datetime.now(timezone.utc).isoformat())
+
+
+@contextmanager
+def applying(transport: Transport, node: str, fault: str, **fields) -> Iterator[dict]:
+    """A fault being applied in the body: recorded with its undoing first, marked in place when the
+    body ends, and undone and forgotten when the body raises — a fault that failed half-way is no
+    fault, and its record would otherwise stay until the cluster is taken down."""
+    entry = record(transport, node, fault, **fields)
+    try:
+        yield entry
+    except BaseException:
+        heal(transport, entry)
+        raise
+    applied(transport, entry)
 
 
 def heal(transport: Transport, entry: dict) -> list[str]:

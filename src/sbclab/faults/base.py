@@ -46,13 +46,17 @@ def sh(script: str, *args: str) -> list[str]:
 
 
 def signal_processes(cluster, node_name: str, fault: str, pids: list[int], signal: str, target: str,
-                     heal: list[list[str]]) -> dict:
-    """Send a signal to processes of a node, the fault and its undoing recorded first; its record."""
+                     heal: list[list[str]]) -> tuple[dict, list[int]]:
+    """Send a signal to processes of a node, the fault and its undoing recorded first; its record and
+    the pids signalled. A pid gone since it was read is passed over: a JVM forking a helper shows
+    its own command line in the child until the child's exec, so such a child can match and be gone."""
     transport = cluster.transport
-    entry = faultrecords.record(transport, node_name, fault, heal=heal, target=target, pids=pids)
-    done = transport.capture(transport.spec.node(node_name), sh(f'kill -{signal} "$@"', *map(str, pids)))
-    faultrecords.applied(transport, entry)
-    if done.status != 0:
-        raise SbclabError(f"SIG{signal} to {target} on {node_name} failed: {done.stderr.decode(errors='replace').strip()}.",
-                          "Read the node's processes with 'sbclab cluster shell'.")
-    return entry
+    with faultrecords.applying(transport, node_name, fault, heal=heal, target=target, pids=pids) as entry:
+        done = transport.capture(transport.spec.node(node_name),
+                                 sh(f'for p; do kill -{signal} "$p" && echo "$p"; done; true', *map(str, pids)))
+        signalled = [int(p) for p in done.stdout.decode().split() if p.isdigit()]
+        if not signalled:
+            raise SbclabError(f"SIG{signal} to {target} on {node_name} failed: none of pids "
+                              f"{', '.join(map(str, pids))} could be signalled ({done.stderr.decode(errors='replace').strip()[:200]}).",
+                              "Read the node's processes with 'sbclab cluster shell'.")
+    return entry, signalled

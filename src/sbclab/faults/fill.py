@@ -39,12 +39,11 @@ def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
     transport = cluster.transport
     node = transport.spec.node(node_name)
     disk = str(transport.node_disk(node))
-    entry = faultrecords.record(transport, node_name, name, target=disk,
-                                heal=[["rm", "-f", "--", f"{disk}/{FILLER}"]])
-    done = transport.capture(node, sh(_FILL, disk, f"{spec.level_pct:g}", FILLER), timeout_s=600)
-    faultrecords.applied(transport, entry)
-    if done.status != 0:
-        raise SbclabError(f"Filling {node_name}'s disk failed: {done.stderr.decode(errors='replace').strip()[:300]}.",
-                          "Check the node's disk with 'sbclab cluster shell'.")
+    with faultrecords.applying(transport, node_name, name, target=disk,
+                               heal=[["rm", "-f", "--", f"{disk}/{FILLER}"]]) as entry:
+        done = transport.capture(node, sh(_FILL, disk, f"{spec.level_pct:g}", FILLER), timeout_s=600)
+        if done.status != 0:
+            raise SbclabError(f"Filling {node_name}'s disk failed: {done.stderr.decode(errors='replace').strip()[:300]}.",
+                              "Check the node's disk with 'sbclab cluster shell'.")
     written = int(done.stdout.decode().strip() or 0)
     return Applied(f"{written / 2**20:,.0f} MiB written to {disk}, now {spec.level_pct:g} % full", entry)

@@ -30,5 +30,5 @@ def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
     if not pids:
         raise SbclabError(f"No {spec.process} process ran on {node_name} at {spec.at_s:g} s: nothing was killed.",
                           "Aim the fault at a later time or another node (a task or executor runs only while the job does).")
-    entry = signal_processes(cluster, node_name, name, pids, "KILL", spec.process, heal=[])
-    return Applied(f"SIGKILL to {spec.process} on {node_name} (pid {', '.join(map(str, pids))})", entry)
+    entry, killed = signal_processes(cluster, node_name, name, pids, "KILL", spec.process, heal=[])
+    return Applied(f"SIGKILL to {spec.process} on {node_name} (pid {', '.join(map(str, killed))})", entry)

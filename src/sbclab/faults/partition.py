@@ -48,12 +48,11 @@ def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
     others = [n.address for n in transport.spec.nodes if n.name != node_name]
     loss = spec.loss_pct or 100.0
     probability = "100" if loss >= 100 else f"{loss / 100:.4f}"
-    entry = faultrecords.record(transport, node_name, name, target=f"{loss:g} % of packets to and from "
-                                f"{', '.join(others)}", heal=[sh(_HEAL, CHAIN)])
-    done = transport.capture(node, sh(_APPLY, CHAIN, probability, *others))
-    faultrecords.applied(transport, entry)
-    if done.status != 0:
-        raise SbclabError(f"Cutting {node_name} off failed: {done.stderr.decode(errors='replace').strip()[:300]}.",
-                          "The node needs iptables (Debian: apt install iptables) and root.")
+    with faultrecords.applying(transport, node_name, name, target=f"{loss:g} % of packets to and from "
+                               f"{', '.join(others)}", heal=[sh(_HEAL, CHAIN)]) as entry:
+        done = transport.capture(node, sh(_APPLY, CHAIN, probability, *others))
+        if done.status != 0:
+            raise SbclabError(f"Cutting {node_name} off failed: {done.stderr.decode(errors='replace').strip()[:300]}.",
+                              "The node needs iptables (Debian: apt install iptables) and root.")
     what = "cut off from" if loss >= 100 else f"dropping {loss:g} % of its packets to and from"
     return Applied(f"{node_name} {what} {', '.join(others)}", entry)

@@ -28,6 +28,6 @@ def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
     if not pids:
         raise SbclabError(f"No JVM ran on {node_name}: nothing to pause.", "Check the cluster with 'sbclab cluster status'.")
     # The undoing is recorded first: a sbclab killed now leaves processes the next one continues.
-    entry = signal_processes(cluster, node_name, name, pids, "STOP", "every JVM",
+    entry, paused = signal_processes(cluster, node_name, name, pids, "STOP", "every JVM",
                              heal=[sh('kill -CONT "$@" 2>/dev/null; true', *map(str, pids))])
-    return Applied(f"SIGSTOP to {len(pids)} JVMs on {node_name}", entry)
+    return Applied(f"SIGSTOP to {len(paused)} JVMs on {node_name}", entry)

@@ -38,10 +38,9 @@ def apply(cluster, spec: FaultSpec, node_name: str) -> Applied:
     node = transport.spec.node(node_name)
     if not hasattr(transport, "disk_throttle"):
         raise SbclabError(f"{node_name} has no disk throttle to slow.", "Run the fault on an emulated cluster.")
-    entry = faultrecords.record(transport, node_name, name, heal=[_argv(transport.disk_throttle(node, 1.0))],
-                                on_host=True, target=f"{spec.speed_pct:g} % of its medium's speed")
-    done = system.run(*_argv(transport.disk_throttle(node, spec.speed_pct / 100)), check=False)
-    faultrecords.applied(transport, entry)
-    if done.returncode != 0:
-        raise SbclabError(f"Slowing {node_name}'s disk failed: {done.stderr.strip()[:300]}.", "Run sbclab as root.")
+    with faultrecords.applying(transport, node_name, name, heal=[_argv(transport.disk_throttle(node, 1.0))],
+                               on_host=True, target=f"{spec.speed_pct:g} % of its medium's speed") as entry:
+        done = system.run(*_argv(transport.disk_throttle(node, spec.speed_pct / 100)), check=False)
+        if done.returncode != 0:
+            raise SbclabError(f"Slowing {node_name}'s disk failed: {done.stderr.strip()[:300]}.", "Run sbclab as root.")
     return Applied(f"{node_name}'s disk slowed to {spec.speed_pct:g} % of {node.storage}'s rates and IOPS", entry)
