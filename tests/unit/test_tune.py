@@ -236,3 +236,15 @@ def test_the_halved_application_master_keeps_a_heap_inside_its_container(am, con
     got = lever_registry.LEVERS["am-memory"].settings("half", config, 2)["mapred-site"]
     assert got == {"yarn.app.mapreduce.am.resource.mb": str(container),
                    "yarn.app.mapreduce.am.command-opts": f"-Xmx{heap}m"}
+
+
+def test_a_quick_jvm_for_the_masters_only_leaves_the_tasks_options_as_they_were():
+    config = {"mapred-site": {"yarn.app.mapreduce.am.admin-command-opts": "--add-opens=java.base/java.lang=ALL-UNNAMED"}}
+    lever = lever_registry.LEVERS["quick-jvm"]
+    masters, everywhere = lever.settings("masters", config, 2), lever.settings("on", config, 2)
+    am = "--add-opens=java.base/java.lang=ALL-UNNAMED " + lever_registry.QUICK_JVM
+    assert masters == {"mapred-site": {"yarn.app.mapreduce.am.admin-command-opts": am},
+                       "spark-defaults": {"spark.yarn.am.extraJavaOptions": lever_registry.QUICK_JVM}}
+    assert everywhere["mapred-site"]["yarn.app.mapreduce.am.admin-command-opts"] == am
+    assert everywhere["mapred-site"]["mapreduce.admin.map.child.java.opts"].endswith(lever_registry.QUICK_JVM)
+    assert everywhere["spark-defaults"]["spark.executor.extraJavaOptions"] == lever_registry.QUICK_JVM

@@ -65,6 +65,20 @@ def _reduce_over_half_a_node(config: Settings, workers: int) -> Settings:
     return {"mapred-site": {"mapreduce.reduce.memory.mb": str((node // 2 // unit + 1) * unit)}}
 
 
+def _quick_jvm(config: Settings, tasks: bool) -> Settings:
+    mapred = {"yarn.app.mapreduce.am.admin-command-opts": _with_opts(
+        _get(config, "mapred-site", "yarn.app.mapreduce.am.admin-command-opts", ""), QUICK_JVM)}
+    spark = {"spark.yarn.am.extraJavaOptions": _with_opts(
+        _get(config, "spark-defaults", "spark.yarn.am.extraJavaOptions", ""), QUICK_JVM)}
+    if tasks:
+        for kind in ("map", "reduce"):
+            name = f"mapreduce.admin.{kind}.child.java.opts"
+            mapred[name] = _with_opts(_get(config, "mapred-site", name, HADOOP_ADMIN_OPTS), QUICK_JVM)
+        spark["spark.executor.extraJavaOptions"] = _with_opts(
+            _get(config, "spark-defaults", "spark.executor.extraJavaOptions", ""), QUICK_JVM)
+    return {"mapred-site": mapred, "spark-defaults": spark}
+
+
 def _mapred(**properties: str) -> Choice:
     return lambda config, workers: {"mapred-site": {k.replace("_", "."): v for k, v in properties.items()}}
 
@@ -117,22 +131,11 @@ LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
           {"keep": _keep, "per-worker": lambda c, w: {"mapred-site": {"mapreduce.job.reduces": str(w)}},
            "two-per-worker": lambda c, w: {"mapred-site": {"mapreduce.job.reduces": str(2 * w)}}}),
     Lever("quick-jvm", ("hadoop", "spark"),
-          "C1-only JIT and the serial collector in every task, ApplicationMaster and executor JVM: less CPU spent "
-          "starting a short-lived JVM on a slow core",
-          {"keep": _keep,
-           "on": lambda c, w: {
-               "mapred-site": {
-                   "mapreduce.admin.map.child.java.opts": _with_opts(
-                       _get(c, "mapred-site", "mapreduce.admin.map.child.java.opts", HADOOP_ADMIN_OPTS), QUICK_JVM),
-                   "mapreduce.admin.reduce.child.java.opts": _with_opts(
-                       _get(c, "mapred-site", "mapreduce.admin.reduce.child.java.opts", HADOOP_ADMIN_OPTS), QUICK_JVM),
-                   "yarn.app.mapreduce.am.admin-command-opts": _with_opts(
-                       _get(c, "mapred-site", "yarn.app.mapreduce.am.admin-command-opts", ""), QUICK_JVM)},
-               "spark-defaults": {
-                   "spark.executor.extraJavaOptions": _with_opts(
-                       _get(c, "spark-defaults", "spark.executor.extraJavaOptions", ""), QUICK_JVM),
-                   "spark.yarn.am.extraJavaOptions": _with_opts(
-                       _get(c, "spark-defaults", "spark.yarn.am.extraJavaOptions", ""), QUICK_JVM)}}}),
+          "C1-only JIT and the serial collector in every task, ApplicationMaster and executor JVM (on), or in the "
+          "ApplicationMasters only (masters), whose work is mostly their start: less CPU spent starting a "
+          "short-lived JVM on a slow core, where a task that computes for long may lose more by C1's slower code",
+          {"keep": _keep, "on": lambda c, w: _quick_jvm(c, tasks=True),
+           "masters": lambda c, w: _quick_jvm(c, tasks=False)}),
     Lever("output-replication", ("hadoop", "spark"),
           "the job's output written once rather than the cluster's replication: less disk and network per byte",
           {"keep": _keep, "one": lambda c, w: {"hdfs-site": {"dfs.replication": "1"}}},
