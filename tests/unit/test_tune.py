@@ -248,3 +248,12 @@ def test_a_quick_jvm_for_the_masters_only_leaves_the_tasks_options_as_they_were(
     assert everywhere["mapred-site"]["yarn.app.mapreduce.am.admin-command-opts"] == am
     assert everywhere["mapred-site"]["mapreduce.admin.map.child.java.opts"].endswith(lever_registry.QUICK_JVM)
     assert everywhere["spark-defaults"]["spark.executor.extraJavaOptions"] == lever_registry.QUICK_JVM
+
+
+@pytest.mark.parametrize("node, unit", [(6144, 1024), (3072, 512), (8192, 1024), (7168, 1024), (1536, 256)])
+def test_maps_two_a_node_are_containers_of_which_a_node_holds_two_and_not_three(node, unit):
+    config = {"yarn-site": {"yarn.nodemanager.resource.memory-mb": str(node),
+                            "yarn.scheduler.minimum-allocation-mb": str(unit)}}
+    map_mb = int(lever_registry.LEVERS["map-placement"].settings("two-a-node", config, 2)
+                 ["mapred-site"]["mapreduce.map.memory.mb"])
+    assert map_mb % unit == 0 and 2 * map_mb <= node < 3 * map_mb
