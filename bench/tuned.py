@@ -81,6 +81,11 @@ def measure(board: str, storage: str, size: str, workers: int, repetitions: int,
             storage=[storage], presets=["stock"], repetitions=repetitions,
             variants={"stock": {}, "paper-2026": paper_job(workers), "tuned": tuned})
         orchestrator.run(experiment, orchestrator.Options(results=results, display=LineDisplay(print)))
+    return stored(results)
+
+
+def stored(results: Path):
+    """The bench's runs in a results folder: those of a cell, each with its variant."""
     return [r for r in ResultsStore(results).runs() if r.cell and r.parameters.get("variant")]
 
 
@@ -96,21 +101,17 @@ def report(board: str, storage: str, runs, size_bytes: int) -> None:
             continue
         tuned_time = stats.estimate([r.wall_time_s for r in found])
         for other, target in (("stock", TARGET_OVER_STOCK), ("paper-2026", TARGET_OVER_PAPER)):
-            theirs, left_out = by.get((workload, engine, size, other)), flagged.get((workload, engine, size, other), [])
-            if not theirs and left_out:
-                # A configuration whose every run is flagged (stock's scheduler leaving a worker without a
-                # task, say) is still what a user of it gets: its ratio is given, labelled as such.
-                ratio = stats.ratio(stats.estimate([r.wall_time_s for r in left_out]), tuned_time)
-                print(f"  {workload}/{engine} {size / 1e6:.0f} MB: every {other} run flagged "
-                      f"({exclusion_reason(left_out[0])}); with them, tuned over {other} {ratio.text()} "
-                      f"(target {target}, measured/target {ratio.value / target:.2f})")
+            theirs, left_out = by.get((workload, engine, size, other), []), flagged.get((workload, engine, size, other), [])
+            if not theirs and not left_out:
                 continue
-            if not theirs:
-                continue
-            ratio = stats.ratio(stats.estimate([r.wall_time_s for r in theirs]), tuned_time)
-            print(f"  {workload}/{engine} {size / 1e6:.0f} MB: tuned over {other} {ratio.text()} "
-                  f"(target {target}, measured/target {ratio.value / target:.2f})"
-                  + (f"; {len(left_out)} flagged {other} run(s) left out" if left_out else ""))
+            # A configuration whose every run is flagged (stock's scheduler leaving a worker without a
+            # task, say) is still what a user of it gets: its ratio is given with them, and said so.
+            ratio = stats.ratio(stats.estimate([r.wall_time_s for r in theirs or left_out]), tuned_time)
+            counted = (f"every {other} run flagged ({exclusion_reason(left_out[0])}); with them, " if not theirs
+                       else "")
+            left = f"; {len(left_out)} flagged {other} run(s) left out" if theirs and left_out else ""
+            print(f"  {workload}/{engine} {size / 1e6:.0f} MB: {counted}tuned over {other} {ratio.text()} "
+                  f"(target {target}, measured/target {ratio.value / target:.2f}){left}")
         if workload == "terasort":
             reached = statistics.mean(roofline_s(r) / r.wall_time_s for r in found)
             print(f"  terasort/{engine}: {reached:.0%} of the I/O roofline (target {TARGET_ROOFLINE:.0%}, "
@@ -150,7 +151,7 @@ def main() -> None:
         board, storage = pair.split("/")
         tuned = (yaml.safe_load(args.tuned.read_text()) if args.tuned else presets.tuned(board, storage))["settings"]
         results = args.results / f"{board}-{storage}" if args.results else Path(tempfile.mkdtemp(prefix="bench-tuned-"))
-        runs = ([r for r in ResultsStore(results).runs() if r.cell and r.parameters.get("variant")] if args.stored else
+        runs = (stored(results) if args.stored else
                 measure(board, storage, args.size, args.workers, args.repetitions, tuned, results,
                         args.workloads.split(","), args.engines.split(","),
                         [w for w in args.startup_workloads.split(",") if w]))

@@ -57,16 +57,14 @@ def _half_am(config: Settings, workers: int) -> Settings:
                             "yarn.app.mapreduce.am.command-opts": f"-Xmx{int(container * AM_HEAP_SHARE)}m"}}
 
 
-def _node_and_unit(config: Settings) -> tuple[int, int]:
-    """A worker's YARN memory and the allocation unit YARN rounds every request up to, in MB."""
-    return (int(_get(config, "yarn-site", "yarn.nodemanager.resource.memory-mb", str(NODE_MB_UPSTREAM))),
-            int(_get(config, "yarn-site", "yarn.scheduler.minimum-allocation-mb", str(ALLOCATION_UNIT_MB_UPSTREAM))))
-
-
-def _reduce_over_half_a_node(config: Settings, workers: int) -> Settings:
-    node, unit = _node_and_unit(config)
-    # YARN rounds a request up to its allocation unit: the least multiple of it above half the node.
-    return {"mapred-site": {"mapreduce.reduce.memory.mb": str((node // 2 // unit + 1) * unit)}}
+def _at_most_a_node(container: str, count: int) -> Choice:
+    """The container (a mapred-site size) of which a node holds at most `count`: YARN rounds a request
+    up to its allocation unit, so the least multiple of it above 1/(count + 1) of the node's memory."""
+    def choice(config: Settings, workers: int) -> Settings:
+        node = int(_get(config, "yarn-site", "yarn.nodemanager.resource.memory-mb", str(NODE_MB_UPSTREAM)))
+        unit = int(_get(config, "yarn-site", "yarn.scheduler.minimum-allocation-mb", str(ALLOCATION_UNIT_MB_UPSTREAM)))
+        return {"mapred-site": {container: str((node // (count + 1) // unit + 1) * unit)}}
+    return choice
 
 
 def _quick_jvm(config: Settings, tasks: bool) -> Settings:
@@ -81,12 +79,6 @@ def _quick_jvm(config: Settings, tasks: bool) -> Settings:
         spark["spark.executor.extraJavaOptions"] = _with_opts(
             _get(config, "spark-defaults", "spark.executor.extraJavaOptions", ""), QUICK_JVM)
     return {"mapred-site": mapred, "spark-defaults": spark}
-
-
-def _maps_two_a_node(config: Settings, workers: int) -> Settings:
-    node, unit = _node_and_unit(config)
-    # The least multiple of the allocation unit above a third of the node: two fit, a third does not.
-    return {"mapred-site": {"mapreduce.map.memory.mb": str((node // 3 // unit + 1) * unit)}}
 
 
 def _mapred(**properties: str) -> Choice:
@@ -127,12 +119,12 @@ LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
     Lever("reduce-placement", ("hadoop",),
           "YARN places containers by memory alone, so a job's reduces can land on one node and share its few slow "
           "cores while another node idles: a reduce container of just over half a node's memory fits once a node",
-          {"keep": _keep, "one-a-node": _reduce_over_half_a_node}),
+          {"keep": _keep, "one-a-node": _at_most_a_node("mapreduce.reduce.memory.mb", 1)}),
     Lever("map-placement", ("hadoop",),
           "the CapacityScheduler hands a node every container it can hold in one heartbeat, so a board with "
           "memory for four maps runs all of a small job's maps while another idles: a map container of just "
           "over a third of a node fits twice a node",
-          {"keep": _keep, "two-a-node": _maps_two_a_node}),
+          {"keep": _keep, "two-a-node": _at_most_a_node("mapreduce.map.memory.mb", 2)}),
     Lever("uber", ("hadoop",),
           "a small job's tasks run inside its ApplicationMaster's JVM: no container or JVM start per task",
           {"keep": _keep, "on": _mapred(mapreduce_job_ubertask_enable="true")}),
