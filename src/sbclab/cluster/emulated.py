@@ -229,7 +229,7 @@ class EmulatedTransport(LocalTransport):
     def _spawn_host_process(self, argv: list[str], label: str) -> subprocess.Popen:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
-        self.state.record("process", node="host", pid=proc.pid, create_time=psutil.Process(proc.pid).create_time(),
+        self.state.record("process", node="host", pid=proc.pid, create_time=reaper.started(proc.pid),
                           label=label)
         return proc
 

@@ -205,7 +205,7 @@ def start_recorded(state, node: NodeSpec, argv: list[str], env: dict[str, str], 
     except FileNotFoundError as err:
         raise SbclabError(f"Cannot start '{argv[0]}' on {node.name}: not found.",
                           "Run 'make setup' to install what sbclab needs.") from err
-    created = reaper.create_time(proc.pid)
+    created = reaper.started(proc.pid)
     # A command sbclab waits for belongs to this sbclab process: if it dies (SIGKILL), the next
     # sbclab on this cluster stops what it left running (stop_orphans).
     owner = sbclab_owner() if owned else {}
@@ -241,7 +241,7 @@ def run_recorded(state, node: NodeSpec, argv: list[str], env: dict[str, str], lo
 
 def sbclab_owner() -> dict:
     """This sbclab process, as recorded with the commands it waits for."""
-    return {"owner_pid": os.getpid(), "owner_create_time": psutil.Process().create_time()}
+    return {"owner_pid": os.getpid(), "owner_create_time": reaper.started(os.getpid())}
 
 
 def orphaned(state, kind: str) -> list[dict]:

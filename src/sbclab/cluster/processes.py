@@ -30,7 +30,7 @@ class ProcessesTransport(LocalTransport):
         namespace or cgroup to hold it, `cluster down` stops it by that record. It owns itself, so once it
         has ended the next sbclab on the cluster forgets it (stop_orphans, as this one does first)."""
         self.stop_orphans()
-        self.state.record("process", node=node.name, pid=os.getpid(), create_time=reaper.create_time(os.getpid()),
+        self.state.record("process", node=node.name, pid=os.getpid(), create_time=reaper.started(os.getpid()),
                           label=f"shell on {node.name}", **sbclab_owner())
         return super().attach(node, command)
 

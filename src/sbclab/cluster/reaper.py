@@ -15,13 +15,31 @@ def _alive(proc: psutil.Process) -> bool:
         return False
 
 
-def create_time(pid: int) -> float:
-    """When a process started (0 when it is already gone): with its pid, what tells it apart from a
-    later process given the same pid."""
+# A start recorded by an earlier sbclab, in seconds since the epoch rather than since boot, is this large.
+_EPOCH_START = 1e9
+
+
+def started(pid: int) -> float:
+    """When a process started, in seconds after the host booted (0 when it is already gone): with its
+    pid, what tells it apart from a later process given the same pid.
+
+    Counted by the kernel from boot, not read off the clock: a time sync that steps the host's clock
+    moves the boot time the kernel reports, and with it every start time derived from the clock, so a
+    process recorded before such a step would look gone after it (its daemons "ended", its owner dead
+    and its cluster abandoned) while it runs."""
     try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
         return 0.0
+    # Fields are counted after the command name's last ')' (the name may hold spaces and brackets);
+    # the start, in clock ticks, is the 22nd field.
+    return int(stat.rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+
+
+def _same_start(proc: psutil.Process, recorded_start: float) -> bool:
+    if recorded_start > _EPOCH_START:
+        return abs(proc.create_time() - recorded_start) < 1.0
+    return abs(started(proc.pid) - recorded_start) < 0.5
 
 
 def recorded(entries: list[dict]) -> list[psutil.Process]:
@@ -30,7 +48,7 @@ def recorded(entries: list[dict]) -> list[psutil.Process]:
     for entry in entries:
         try:
             proc = psutil.Process(entry["pid"])
-            if abs(proc.create_time() - entry["create_time"]) < 1.0:
+            if _same_start(proc, entry["create_time"]):
                 procs.append(proc)
         except psutil.Error:
             continue

@@ -9,15 +9,16 @@ stack.json, the data sets in datasets.json); they go with the folder when the cl
 """
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
-import psutil
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import atomic, paths
 from ..errors import SbclabError
+from . import reaper
 from .inventory import BoardAccess
 from .spec import ClusterSpec
 
@@ -29,7 +30,8 @@ class Owner(BaseModel):
     """The sbclab process that made the cluster, told apart from a later one with the same pid."""
 
     pid: int
-    create_time: float
+    create_time: float = Field(description="seconds after the host booted (reaper.started), or since the epoch "
+                                           "in a record an earlier sbclab wrote")
 
 
 class ClusterInfo(BaseModel):
@@ -67,8 +69,8 @@ class ClusterState:
                 f"A cluster named '{spec.name}' is already up or was not torn down.",
                 f"Run 'sbclab cluster status --name {spec.name}', or 'sbclab cluster down --force --name {spec.name}' to remove it.")
         # Who made it, so a cluster whose maker was killed mid-way can be told from one in use.
-        me = psutil.Process()
-        info = (info or ClusterInfo()).model_copy(update={"owner": Owner(pid=me.pid, create_time=me.create_time())})
+        me = os.getpid()
+        info = (info or ClusterInfo()).model_copy(update={"owner": Owner(pid=me, create_time=reaper.started(me))})
         state = cls(path, spec, info=info)
         state.save()
         return state

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import psutil
 
+from ..cluster import reaper
 from ..cluster.local import LocalSession, LocalTransport
 from ..cluster.spec import NodeSpec
 
@@ -120,7 +121,7 @@ def _cpu_share(proc: subprocess.Popen | None) -> float | None:
     try:
         p = psutil.Process(proc.pid)
         times = p.cpu_times()
-        alive = time.time() - p.create_time()
+        alive = time.clock_gettime(time.CLOCK_BOOTTIME) - reaper.started(proc.pid)
     except psutil.Error:
         return None
     return round(100 * (times.user + times.system) / alive, 4) if alive > 0 else None
