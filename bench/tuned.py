@@ -149,7 +149,8 @@ def main() -> None:
     size_bytes = parse_size(args.size)
     for pair in args.boards.split(","):
         board, storage = pair.split("/")
-        tuned = (yaml.safe_load(args.tuned.read_text()) if args.tuned else presets.tuned(board, storage))["settings"]
+        tuned = presets.tuned_settings(yaml.safe_load(args.tuned.read_text()) if args.tuned
+                                       else presets.tuned(board, storage), args.workers)
         results = args.results / f"{board}-{storage}" if args.results else Path(tempfile.mkdtemp(prefix="bench-tuned-"))
         runs = (stored(results) if args.stored else
                 measure(board, storage, args.size, args.workers, args.repetitions, tuned, results,

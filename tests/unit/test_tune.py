@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sbclab.errors import SbclabError
-from sbclab.studies import levers as lever_registry
+from sbclab.stack import levers as lever_registry
 from sbclab.studies import tune
 
 LEVERS = lever_registry.for_engine("hadoop", ["map-output-compression", "uber", "reduces", "speculation"])
@@ -169,6 +169,21 @@ def test_the_tuned_preset_is_a_tunings_settings_and_refused_where_none_was_measu
     with pytest.raises(SbclabError, match="No tuning has measured rpi5b/nvme-p31-gen3") as refused:
         lifecycle.check(other, StackChoices(preset="tuned"))
     assert "sbclab tune" in refused.value.hint and "rpi4b-4gb/microsd-evo" in refused.value.message
+
+
+def test_a_tuning_made_on_two_workers_gives_a_reduce_a_worker_on_four():
+    """The reduce count a tuning chose per worker follows the cluster it runs on; what the board's sizing
+    gave (here the ApplicationMaster's container) stays as it was measured."""
+    from sbclab.stack import presets
+
+    document = {"levers": {"reduces": {"choice": "per-worker"}, "am-memory": {"choice": "half"}},
+                "settings": {"mapred-site": {"mapreduce.job.reduces": "2", "yarn.app.mapreduce.am.resource.mb": "768"}}}
+    assert presets.tuned_settings(document, 4)["mapred-site"] == {
+        "mapreduce.job.reduces": "4", "yarn.app.mapreduce.am.resource.mb": "768"}
+    assert presets.tuned_settings(document, 2)["mapred-site"]["mapreduce.job.reduces"] == "2"
+    kept = {"levers": {"reduces": {"choice": "keep"}}, "settings": {"mapred-site": {}}}
+    assert presets.tuned_settings(kept, 4) == {"mapred-site": {}}
+    assert document["settings"]["mapred-site"]["mapreduce.job.reduces"] == "2", "the tuning's own record is unchanged"
 
 
 def test_a_run_says_where_its_preset_came_from(monkeypatch):

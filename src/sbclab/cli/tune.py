@@ -8,7 +8,8 @@ import click
 from ..experiments import model
 from ..experiments.display import LineDisplay
 from ..experiments import orchestrator
-from ..studies import levers as lever_registry, tune
+from ..stack import levers as lever_registry
+from ..studies import tune
 from ..units import parse_size
 from .options import Shape, shape_options
 from .values import names

@@ -15,6 +15,7 @@ from importlib import resources
 import yaml
 
 from ..errors import SbclabError
+from . import levers
 from ..cluster.spec import ClusterSpec
 
 PAPER_2026 = ("Lee & Park 2026, Tables 9-10: dfs.replication 1, mapreduce.job.reduces 2, "
@@ -67,6 +68,13 @@ def tuned(board: str, storage: str) -> dict:
     return found
 
 
+def tuned_settings(document: dict, workers: int) -> dict[str, dict[str, str]]:
+    """A tuning's settings (an `sbclab tune` result) for a cluster of this many workers: a reduce a worker
+    means four reduces on four workers, whatever count the tuning ran on."""
+    chosen = {name: entry["choice"] for name, entry in (document.get("levers") or {}).items()}
+    return levers.for_workers(document["settings"], chosen, workers)
+
+
 def source(name: str, board: str, storage: str) -> str:
     """Where a preset's settings came from, for the runs and reports that used it."""
     if name != "tuned":
@@ -86,7 +94,7 @@ def _settings(name: str, workers: int, board: str | None = None, storage: str | 
     if name == "tuned":
         if board is None or storage is None:
             return {}
-        return {file: dict(props) for file, props in tuned(board, storage)["settings"].items()}
+        return tuned_settings(tuned(board, storage), workers)
     if name in ("paper", "paper-2026"):
         return {
             "hdfs-site": {"dfs.replication": "1"},

@@ -34,7 +34,7 @@ from ..atomic import write_text
 from ..errors import SbclabError
 from ..experiments import orchestrator, plan
 from ..results.store import ResultsStore
-from .levers import Lever, Settings, for_engine, merged, trades
+from ..stack.levers import Lever, Settings, for_engine, merged, trades
 
 KEEP = "keep"
 DUPLICATES_BEFORE_DONE = 25  # proposals in a row already measured: the space is exhausted

@@ -10,7 +10,7 @@ another. The first choice of every lever, `keep`, is the cluster's configuration
 from dataclasses import dataclass
 from typing import Callable
 
-from ..stack import sizing
+from . import sizing
 
 Settings = dict[str, dict[str, str]]
 Choice = Callable[[Settings, int], Settings]  # (the cluster's configuration, workers) -> job settings
@@ -40,6 +40,9 @@ class Lever:
     why: str
     choices: dict[str, Choice]
     trades: str = ""  # what a choice gives up besides time (durability), where it does
+    # Whether a choice depends on the cluster's worker count (one reduce a worker): a preset made on one
+    # count is resolved again for another. The other choices depend on the board's sizing alone.
+    scales_with_workers: bool = False
 
     def settings(self, choice: str, config: Settings, workers: int) -> Settings:
         return self.choices[choice](config, workers)
@@ -136,7 +139,8 @@ LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
           "the reduce-side parallelism of both engines (sbclab's jobs read mapreduce.job.reduces): one a worker or "
           "two a worker, against the preset's",
           {"keep": _keep, "per-worker": lambda c, w: {"mapred-site": {"mapreduce.job.reduces": str(w)}},
-           "two-per-worker": lambda c, w: {"mapred-site": {"mapreduce.job.reduces": str(2 * w)}}}),
+           "two-per-worker": lambda c, w: {"mapred-site": {"mapreduce.job.reduces": str(2 * w)}}},
+          scales_with_workers=True),
     Lever("quick-jvm", ("hadoop", "spark"),
           "C1-only JIT and the serial collector in every task, ApplicationMaster and executor JVM (on), or in the "
           "ApplicationMasters only (masters), whose work is mostly their start: less CPU spent starting a "
@@ -163,6 +167,18 @@ def for_engine(engine: str, names: list[str] | None = None) -> list[Lever]:
     if names:
         found = [lever for lever in found if lever.name in names]
     return found
+
+
+def for_workers(settings: Settings, chosen: dict[str, str], workers: int) -> Settings:
+    """A tuning's settings, measured on one worker count, for a cluster of another: the choices that
+    scale with the workers resolved again, the rest as they were."""
+    out = {file: dict(properties) for file, properties in settings.items()}
+    for name, choice in chosen.items():
+        lever = LEVERS.get(name)
+        if lever is not None and lever.scales_with_workers and choice in lever.choices:
+            for file, properties in lever.settings(choice, out, workers).items():
+                out.setdefault(file, {}).update(properties)
+    return out
 
 
 def merged(levers: list[Lever], chosen: dict[str, str], config: Settings, workers: int) -> Settings:
