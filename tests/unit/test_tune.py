@@ -131,6 +131,18 @@ def test_the_result_says_what_each_lever_gives_up():
     assert doubled["mapred-site"]["mapreduce.task.io.sort.mb"] == "80"
 
 
+def test_every_choice_of_every_lever_is_a_runs_own_setting():
+    """What the tuner tries must run on the cluster as it is: a job's settings, or the scheduler's that a run sets."""
+    from sbclab.stack.config import check_job_settings
+
+    for lever in lever_registry.LEVERS.values():
+        for choice in lever.choices:
+            check_job_settings(lever.settings(choice, CONFIG, 3))
+    spread = lever_registry.LEVERS["heartbeat-assignments"].settings("one", CONFIG, 3)
+    assert spread == {"capacity-scheduler": {
+        "yarn.scheduler.capacity.per-node-heartbeat.multiple-assignments-enabled": "false"}}
+
+
 def test_the_report_shows_the_search_and_names_an_unreadable_one(tmp_path):
     import shutil
     from pathlib import Path

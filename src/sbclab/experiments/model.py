@@ -23,7 +23,7 @@ from ..monitor.settings import MonitorSettings
 from ..results.faults import FaultSpec
 from ..results.schema import BIG_DATA_ENGINES, ENGINES
 from ..stack.config import SETTINGS_FILES, check_job_settings, check_settings
-from ..stack import versions as stack_versions
+from ..stack import scheduler, versions as stack_versions
 from ..stack.presets import PRESETS
 from ..units import bounded, format_size, parse_size
 from ..workloads.user import UserJobSpec
@@ -174,6 +174,16 @@ class Experiment(BaseModel):
             for name in spec.workloads or []:
                 if name not in self.workloads:
                     raise ValueError(f"fault '{spec.label}' names workload {name}, which the experiment does not run")
+        return self
+
+    @model_validator(mode="after")
+    def _scheduler_variants_on_stacks_that_refresh(self):
+        if any(scheduler.asked(job_settings) for job_settings in self.variants.values()):
+            for name in self.stacks:
+                try:
+                    scheduler.check(stack_versions.get(name).hadoop)
+                except SbclabError as err:
+                    raise ValueError(f"stack {name}: {err.message.rstrip('.')}") from err
         return self
 
     @field_validator("jobs")

@@ -44,7 +44,7 @@ from ..faults.schedule import Nemesis
 from ..results.faults import FaultEffects, FaultSpec
 from ..results.schema import Check, Liveness, RunRecord
 from ..results.store import ResultsStore
-from ..stack import lifecycle, liveness
+from ..stack import lifecycle, liveness, scheduler
 from ..stack.choices import StackChoices
 from ..stack.clients import JobOutcome
 from ..workloads.base import RunContext, Workload, new_id
@@ -328,7 +328,10 @@ class Runner:
         history = None
         jobs_before = self.cluster.stack.applications_submitted() if workload.needs_stack else None
         nemesis = Nemesis(self.cluster, list(faults), run_id, self.say)
-        with self.recording(run_id) as recorded:
+        # The scheduler's settings are the ResourceManager's: set before the recording starts and put back
+        # after it ends, so that neither refresh counts in the run.
+        with scheduler.for_run(self.cluster.stack, job_settings, self.cluster.stack.client_logs() / "scheduler.log"), \
+                self.recording(run_id) as recorded:
             with nemesis, self.cluster.stack.job_settings(job_settings) as configuration:
                 attempt = workload.run_job(ctx, engine, run_id, params, data)
                 # What the faults left is counted before they are undone.

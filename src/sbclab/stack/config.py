@@ -466,8 +466,12 @@ def _xml(properties: dict[str, str]) -> str:
 
 # What a job's client reads when it submits, so that runs on one running cluster can differ in it: a
 # MapReduce job's own configuration (job.xml, from the client's mapred-site and hdfs-site) and a Spark
-# application's settings. The daemons read the rest when they start, so it takes a cluster of its own.
-JOB_FILES = ("mapred-site", "hdfs-site", "spark-defaults")
+# application's settings. The daemons read the rest when they start, so it takes a cluster of its own,
+# but for the CapacityScheduler's assignments per heartbeat, which the ResourceManager reads again when
+# its queues are refreshed: a run sets them for its own job (scheduler.py).
+JOB_FILES = ("mapred-site", "hdfs-site", "spark-defaults", "capacity-scheduler")
+RUN_SCHEDULER_SETTINGS = ("yarn.scheduler.capacity.per-node-heartbeat.multiple-assignments-enabled",
+                          "yarn.scheduler.capacity.per-node-heartbeat.maximum-container-assignments")
 _JOB_PREFIXES = {"mapred-site": ("mapreduce.", "yarn.app.mapreduce."), "hdfs-site": ("dfs.client.",),
                  "spark-defaults": ("spark.",)}
 _JOB_HDFS = ("dfs.replication", "dfs.blocksize")  # the client writes its files with them
@@ -483,10 +487,11 @@ def check_job_settings(job_settings: dict[str, dict[str, str]]) -> None:
     for file, properties in job_settings.items():
         if file not in JOB_FILES:
             raise SbclabError(f"{file} is read by the daemons when they start, not by a job.",
-                              "Set it in cluster.settings (a cluster of its own), or use mapred-site, hdfs-site "
-                              "or spark-defaults.")
+                              "Set it in cluster.settings (a cluster of its own), or use mapred-site, hdfs-site, "
+                              "spark-defaults or the scheduler's assignments per heartbeat (capacity-scheduler).")
         for name in properties:
-            ours = name.startswith(_JOB_PREFIXES[file]) or (file == "hdfs-site" and name in _JOB_HDFS)
+            ours = (name in RUN_SCHEDULER_SETTINGS if file == "capacity-scheduler" else
+                    name.startswith(_JOB_PREFIXES[file]) or (file == "hdfs-site" and name in _JOB_HDFS))
             if not ours or _NOT_A_JOB_SETTING.match(name):
                 raise SbclabError(f"{file} {name} is not a job's setting (the daemons or sbclab itself read it).",
                                   "Set it in cluster.settings, or leave it out.")

@@ -1,6 +1,7 @@
 """The levers `sbclab tune` searches: job settings (read by a job's client when it submits, so one
-running cluster serves every configuration tried), each with its choices and why it might pay on a
-board.
+running cluster serves every configuration tried) and the scheduler's assignments per heartbeat (which
+the ResourceManager takes on a refresh, for the run: scheduler.py), each with its choices and why it
+might pay on a board.
 
 A choice is a function of the cluster's own configuration (the master's values), so a lever can
 double what sbclab sized for the board rather than set a number that suits one board and starves
@@ -128,6 +129,12 @@ LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
           "memory for four maps runs all of a small job's maps while another idles: a map container of just "
           "over a third of a node fits twice a node",
           {"keep": _keep, "two-a-node": _at_most_a_node("mapreduce.map.memory.mb", 2)}),
+    Lever("heartbeat-assignments", ("hadoop", "spark"),
+          "the CapacityScheduler hands a node every container it can hold in one heartbeat, so the board that reports "
+          "first takes all of a small job's maps or executors while another idles: one container a node a heartbeat "
+          "spreads them (the ResourceManager's setting, set on the running cluster for the run: scheduler.py)",
+          {"keep": _keep, "one": lambda c, w: {"capacity-scheduler": {
+              "yarn.scheduler.capacity.per-node-heartbeat.multiple-assignments-enabled": "false"}}}),
     Lever("uber", ("hadoop",),
           "a small job's tasks run inside its ApplicationMaster's JVM: no container or JVM start per task",
           {"keep": _keep, "on": _mapred(mapreduce_job_ubertask_enable="true")}),
