@@ -226,8 +226,10 @@ def test_teragen_input_is_reused_by_later_repetitions(cluster, tmp_path):
 
 
 def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
-    """`sbclab tune`'s loop once for real: uber mode against the cluster's settings, two WordCount runs a
-    side alternating on the running cluster, judged; the preset file names the runs."""
+    """`sbclab tune`'s loop once for real: uber mode with one container a node a heartbeat against the
+    cluster's settings, two WordCount runs a side alternating on the running cluster, judged; the
+    scheduler's setting is the ResourceManager's for the candidate's runs only; the preset file names
+    the runs."""
     shape = cluster.spec
     experiment = model.Experiment(
         name="tune", cluster=ClusterSettings(name=NAME, board=shape.board, backend=shape.backend,
@@ -238,9 +240,10 @@ def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
         # judges counted runs only, and what is checked is its loop.
         monitor=MonitorSettings(idle_baseline_s=0, busy_window_s=0), between_runs=BetweenRuns(idle_timeout_s=0))
     options = orchestrator.Options(results=tmp_path / "r", display=LineDisplay(print))
-    searched, document, target = tune.run_study(experiment, options, lever_names=["uber"],
-                                                budget_s=3600, repetitions=2, max_trials=1, out=None, say=print)
-    assert [t.chosen for t in searched.trials] == [{"uber": "on"}]
+    searched, document, target = tune.run_study(experiment, options, lever_names=["uber", "heartbeat-assignments"],
+                                                budget_s=3600, repetitions=2, max_trials=1, out=None, say=print,
+                                                first="uber=on,heartbeat-assignments=one")
+    assert [t.chosen for t in searched.trials] == [{"uber": "on", "heartbeat-assignments": "one"}]
     trial = searched.trials[0]
     runs = {r.run_id: r for r in ResultsStore(tmp_path / "r").runs()}
     sides = {side: [runs[i] for i in ids] for side, ids in trial.runs.items()}
@@ -248,6 +251,14 @@ def test_one_real_trial_of_the_tuner_on_this_cluster(cluster, tmp_path):
     assert all(r.valid for rs in sides.values() for r in rs)
     assert all(r.configuration["mapred-site"]["mapreduce.job.ubertask.enable"] == "true" for r in sides["candidate"])
     assert all("mapreduce.job.ubertask.enable" not in r.configuration["mapred-site"] for r in sides["incumbent"])
+    one_a_heartbeat = "yarn.scheduler.capacity.per-node-heartbeat.multiple-assignments-enabled"
+    assert all(r.configuration["capacity-scheduler"][one_a_heartbeat] == "false" for r in sides["candidate"])
+    assert all(one_a_heartbeat not in r.configuration["capacity-scheduler"] for r in sides["incumbent"])
+    # Set for each candidate run and put back after it: two refreshes a run, and the cluster's own file at the end.
+    assert one_a_heartbeat not in cluster.transport.read_text(
+        cluster.spec.master, cluster.stack.layout(cluster.spec.master).conf_dir / "capacity-scheduler.xml")
+    rm_log = (cluster.stack.client_logs() / "resourcemanager.log").read_text()
+    assert (rm_log.count("assignMultipleEnabled = false"), rm_log.count("assignMultipleEnabled = true")) == (2, 2)
     order = [r.parameters["variant"] for r in sorted(runs.values(), key=lambda r: r.started_at) if r.cell]
     assert order == [f"t{trial.number}-{side}" for side in ("incumbent", "candidate") * 2], order
     assert trial.speedup is not None and trial.accepted == (trial.speedup.ci_low > 1.0)

@@ -129,6 +129,13 @@ LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
           "memory for four maps runs all of a small job's maps while another idles: a map container of just "
           "over a third of a node fits twice a node",
           {"keep": _keep, "two-a-node": _at_most_a_node("mapreduce.map.memory.mb", 2)}),
+    Lever("split-spread", ("hadoop",),
+          "TeraSort places its own splits (TeraScheduler): the first host it looks at takes as many as an old "
+          "TaskTracker had map slots (mapreduce.tasktracker.map.tasks.maximum, 4) and each split is pinned to its "
+          "host, so a 2-worker job's four splits all run on one board while the other idles. Two a host matches "
+          "the two files a worker sbclab's TeraGen writes; `off` leaves the splits on every replica's host",
+          {"keep": _keep, "two-a-host": _mapred(mapreduce_tasktracker_map_tasks_maximum="2"),
+           "off": _mapred(mapreduce_terasort_use_terascheduler="false")}),
     Lever("heartbeat-assignments", ("hadoop", "spark"),
           "the CapacityScheduler hands a node every container it can hold in one heartbeat, so the board that reports "
           "first takes all of a small job's maps or executors while another idles: one container a node a heartbeat "
