@@ -138,8 +138,9 @@ LEVERS: dict[str, Lever] = {lever.name: lever for lever in [
            "off": _mapred(mapreduce_terasort_use_terascheduler="false")}),
     Lever("heartbeat-assignments", ("hadoop", "spark"),
           "the CapacityScheduler hands a node every container it can hold in one heartbeat, so the board that reports "
-          "first takes all of a small job's maps or executors while another idles: one container a node a heartbeat "
-          "spreads them (the ResourceManager's setting, set on the running cluster for the run: scheduler.py)",
+          "first may take all of a small job's tasks or executors while another idles: one container a node a "
+          "heartbeat (the ResourceManager's setting, set on the running cluster for the run: scheduler.py). It did "
+          "not spread TeraSort's maps, which its own split scheduler pins to one host (split-spread)",
           {"keep": _keep, "one": lambda c, w: {"capacity-scheduler": {
               "yarn.scheduler.capacity.per-node-heartbeat.multiple-assignments-enabled": "false"}}}),
     Lever("uber", ("hadoop",),
