@@ -95,13 +95,32 @@ def stored(results: Path):
     return [r for r in ResultsStore(results).runs() if r.cell and r.parameters.get("variant")]
 
 
+def left_a_worker_idle(run) -> bool:
+    return any(f.kind == "idle_worker" for f in (run.measurements.flags if run.measurements else []))
+
+
+def counts(run) -> bool:
+    """Whether a run measures its configuration. A worker left without a task is where that
+    configuration's settings put the tasks (stock's TeraSort pins every map to one worker, and its one
+    reduce lands beside them about half the time): leaving such runs out would compare stock's lucky
+    runs only. A busy host, a lost daemon or a fault says nothing of the configuration."""
+    if run.headline:
+        return True
+    others = [f for f in (run.measurements.flags if run.measurements else []) if f.kind != "idle_worker"]
+    return (run.valid and not run.faulted and not others and not (run.liveness and run.liveness.lost))
+
+
 def report(board: str, storage: str, runs, size_bytes: int) -> None:
     invalid = [r.run_id for r in runs if not r.valid]
     print(f"\n{board}/{storage}: {len(runs)} runs, {len(invalid)} not valid {invalid or ''}")
     by, flagged = {}, {}
     for r in runs:
         key = (r.workload, r.engine, int(r.parameters.get("size_bytes") or 0), r.parameters["variant"])
-        (by if r.headline else flagged).setdefault(key, []).append(r)
+        (by if counts(r) else flagged).setdefault(key, []).append(r)
+    for (workload, engine, size, variant), found in sorted(by.items()):
+        if idle := sum(left_a_worker_idle(r) for r in found):
+            print(f"  {workload}/{engine} {size / 1e6:.0f} MB {variant}: {idle} of {len(found)} runs left a worker "
+                  "without a task (counted: that is where its settings put the tasks)")
     for (workload, engine, size, variant), found in sorted(by.items()):
         if variant != "tuned" or size != size_bytes:
             continue
@@ -110,8 +129,7 @@ def report(board: str, storage: str, runs, size_bytes: int) -> None:
             theirs, left_out = by.get((workload, engine, size, other), []), flagged.get((workload, engine, size, other), [])
             if not theirs and not left_out:
                 continue
-            # A configuration whose every run is flagged (stock's scheduler leaving a worker without a
-            # task, say) is still what a user of it gets: its ratio is given with them, and said so.
+            # A configuration whose every run is flagged gets its ratio with them, said so, rather than none.
             ratio = stats.ratio(stats.estimate([r.wall_time_s for r in theirs or left_out]), tuned_time)
             counted = (f"every {other} run flagged ({exclusion_reason(left_out[0])}); with them, " if not theirs
                        else "")
