@@ -1,6 +1,7 @@
 """The tuner on a test double whose response is known: it finds the planted gain, never accepts a
 change without evidence, keeps to its budget and resumes from its journal."""
 
+import dataclasses
 import json
 import math
 
@@ -238,6 +239,38 @@ def test_a_first_combination_is_measured_before_the_samplers_and_only_once(tmp_p
     assert found.trials[0].accepted
     again = run(tmp_path, Double(seed=1), max_trials=2, first=hunch)  # resumed: the hunch is in the journal
     assert [t.chosen for t in again.trials].count(found.trials[0].chosen) == 1
+
+
+def _with_uber_choices(choices: dict) -> list:
+    return [dataclasses.replace(lever, choices=choices) if lever.name == "uber" else lever for lever in LEVERS]
+
+
+def test_a_lever_that_gained_a_choice_since_the_search_began_goes_on_with_its_old_ones(tmp_path):
+    uber = next(lever for lever in LEVERS if lever.name == "uber")
+    before = _with_uber_choices({"keep": uber.choices["keep"]})
+    options = {"journal": tmp_path / "journal.log", "name": "test", "budget_s": 1e9, "repetitions": 3,
+               "max_trials": 3}
+    tune.search(before, Double(), CONFIG, 3, clock=Double().clock, **options)
+    said = []
+    again = tune.search(LEVERS, Double(seed=1), CONFIG, 3, clock=Double().clock, say=said.append,
+                        **{**options, "max_trials": 8})
+    assert len(again.trials) == 8 and all(t.chosen["uber"] == "keep" for t in again.trials)
+    assert any("uber: this search began with the choices keep" in line and "on came later" in line for line in said)
+    # Asking for the new choice first is refused before a cluster is brought up for it.
+    with pytest.raises(SbclabError, match="made after this search began") as refused:
+        tune.check_resumable(tmp_path / "journal.log", "test", LEVERS, {"uber": "on"})
+    assert "another --results folder" in refused.value.hint
+    tune.check_resumable(tmp_path / "journal.log", "test", LEVERS, {"reduces": "per-worker"})
+
+
+def test_a_search_whose_recorded_choice_is_gone_is_refused(tmp_path):
+    uber = next(lever for lever in LEVERS if lever.name == "uber")
+    wider = _with_uber_choices({**uber.choices, "turbo": uber.choices["on"]})
+    tune.search(wider, Double(), CONFIG, 3, journal=tmp_path / "journal.log", name="test", budget_s=1e9,
+                max_trials=2, first={"uber": "turbo"})
+    with pytest.raises(SbclabError, match="uber=turbo, a choice this sbclab no longer has"):
+        tune.check_resumable(tmp_path / "journal.log", "test", LEVERS, None)
+    tune.check_resumable(tmp_path / "elsewhere.log", "test", LEVERS, None)  # no journal: a new search
 
 
 @pytest.mark.parametrize("given, says", [("no-such=on", "not among the levers searched"),

@@ -105,9 +105,41 @@ def _study(journal: Path, name: str, seed: int):
                                sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=4))
 
 
-def _distributions(levers: list[Lever]):
+def _recorded_choices(study) -> dict[str, tuple[str, ...]]:
+    """Each lever's choices as the journal's trials recorded them."""
+    return {name: tuple(d.choices) for past in study.get_trials(deepcopy=False)
+            for name, d in past.distributions.items()}
+
+
+def _distributions(levers: list[Lever], recorded: dict[str, tuple[str, ...]] | None = None,
+                   first: dict[str, str] | None = None, say: Callable[[str], None] = lambda m: None):
+    """What the sampler may propose. A search keeps the choices it began with (Optuna's space of a
+    parameter cannot change within a study): a lever that gained a choice since is searched among its
+    old ones, said so; one whose recorded choice is gone, or a --first the old space lacks, is refused."""
     from optuna.distributions import CategoricalDistribution
-    return {lever.name: CategoricalDistribution(list(lever.choices)) for lever in levers}
+    recorded, first = recorded or {}, first or {}
+    space = {}
+    for lever in levers:
+        then = recorded.get(lever.name, tuple(lever.choices))
+        if gone := [c for c in then if c not in lever.choices]:
+            raise SbclabError(f"This search began with {lever.name}={gone[0]}, a choice this sbclab no longer has.",
+                              "Start a new search in another --results folder.")
+        if then != tuple(lever.choices):
+            new = [c for c in lever.choices if c not in then]
+            if first.get(lever.name) in new:
+                raise SbclabError(f"--first asks for {lever.name}={first[lever.name]}, a choice made after this "
+                                  f"search began with {lever.name}={' or '.join(then)}.",
+                                  "Leave it out of --first, or start a new search in another --results folder.")
+            say(f"{lever.name}: this search began with the choices {', '.join(then)} and goes on with them "
+                f"({', '.join(new)} came later: a new search in another --results folder proposes it)")
+        space[lever.name] = CategoricalDistribution(list(then))
+    return space
+
+
+def check_resumable(journal: Path, name: str, levers: list[Lever], first: dict[str, str] | None) -> None:
+    """A search that cannot go on from its journal, refused before a cluster is brought up for it."""
+    if journal.exists():
+        _distributions(levers, _recorded_choices(_study(journal, name, 0)), first)
 
 
 def _judge(trial_number: int, chosen: dict[str, str], settings: Settings, found: dict[str, Measured],
@@ -143,7 +175,7 @@ def search(levers: list[Lever], measure: Measure, config: Settings, workers: int
         raise SbclabError("A tuning needs at least 2 runs of each side of a comparison for an interval.",
                           "Give --repetitions 2 or more (3 is the default).")
     study = _study(journal, name, seed)
-    distributions = _distributions(levers)
+    distributions = _distributions(levers, _recorded_choices(study), first, say)
     start = {lever.name: KEEP for lever in levers}
     found = Search(levers, dict(start))
     measured: dict[tuple, float] = {}
@@ -293,6 +325,7 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
     name = tuning_name(workload, engine, experiment.sizes[0] if first.cells[0].size_bytes else None, spec,
                        choices.preset)
     journal = options.results / "tuning" / f"{name}.journal"
+    check_resumable(journal, name, levers, hunch)
     with orchestrator.cluster_for(spec, choices, say, timeout_s=experiment.cluster.timeout_s, boards=options.boards,
                                   dist_dir=options.dist_dir) as cluster:
         config, workers = cluster.configuration, spec.workers
