@@ -102,8 +102,7 @@ def left_a_worker_idle(run) -> bool:
 def counts(run) -> bool:
     """Whether a run measures its configuration. A worker left without a task is where that
     configuration's settings put the tasks (stock's TeraSort pins every map to one worker, and its one
-    reduce lands beside them about half the time): leaving such runs out would compare stock's lucky
-    runs only. A busy host, a lost daemon or a fault says nothing of the configuration."""
+    reduce often lands beside them): leaving such runs out would compare stock's lucky runs only. A busy host, a lost daemon or a fault says nothing of the configuration."""
     if run.headline:
         return True
     others = [f for f in (run.measurements.flags if run.measurements else []) if f.kind != "idle_worker"]
