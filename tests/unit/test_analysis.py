@@ -55,6 +55,16 @@ def test_ratio_carries_both_intervals():
     assert math.log(r.value / r.ci_low) == pytest.approx(expected)
 
 
+def test_the_geometric_mean_of_ratios_averages_their_logarithms_and_their_widths_in_quadrature():
+    two, half = stats.Derived(2.0, 1.0, 4.0), stats.Derived(0.5, 0.25, 1.0)
+    mean = stats.geometric_mean([two, half])
+    assert mean.value == pytest.approx(1.0)
+    # Each is a factor of 2 either way (log half-width ln 2); the mean of two: ln 2 * sqrt(2) / 2.
+    assert math.log(mean.ci_high) == pytest.approx(math.log(2) / math.sqrt(2))
+    assert stats.geometric_mean([two]) == two
+    assert stats.geometric_mean([two, stats.Derived(3.0)]).ci_low is None, "no interval from one without"
+
+
 def test_energy_cost_per_year_reproduces_bauns_example():
     # Baun 2016, after Eq. 1: 26 W around the clock at 0.25 EUR/kWh is about 56.98 EUR a year.
     assert derived.energy_cost_per_year(26, derived.Costs()) == pytest.approx(56.98, abs=0.01)

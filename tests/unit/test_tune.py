@@ -32,10 +32,11 @@ def true_time(settings, effect=EFFECT):
 
 
 class Double:
-    """Measures a variant as its true time with 3 % noise; counts the runs; the clock advances per run."""
+    """Measures a variant as its true time with 3 % noise; counts the runs; the clock advances per run.
+    With `effects`, several workloads, each with its own planted response."""
 
-    def __init__(self, seed=0, fail_when=None, interrupt_at=None, effect=EFFECT, flag_once_in=None):
-        self.rng, self.effect = np.random.default_rng(seed), effect
+    def __init__(self, seed=0, fail_when=None, interrupt_at=None, effect=EFFECT, flag_once_in=None, effects=None):
+        self.rng, self.effects = np.random.default_rng(seed), effects or {"job": effect}
         self.runs, self.now, self.fail_when, self.interrupt_at = 0, 0.0, fail_when, interrupt_at
         self.flag_once_in = flag_once_in  # a trial whose first incumbent run is flagged, the first time asked
         self.asked = []
@@ -49,15 +50,17 @@ class Double:
             raise KeyboardInterrupt
         self.asked.append((number, repetitions))
         out = {}
+        flagged = number == self.flag_once_in
         for name, settings in variants.items():
-            times = [true_time(settings, self.effect) * math.exp(self.rng.normal(0, 0.03)) for _ in range(repetitions)]
-            if number == self.flag_once_in and name == "incumbent":
-                self.flag_once_in, times = None, times[1:]
-            self.runs += repetitions
-            self.now += sum(times)
-            failed = repetitions if self.fail_when and self.fail_when(settings) else 0
-            out[name] = tune.Measured([] if failed else times, [f"{name}-{number}-{i}" for i in range(repetitions)],
-                                      failed)
+            for workload, effect in self.effects.items():
+                times = [true_time(settings, effect) * math.exp(self.rng.normal(0, 0.03)) for _ in range(repetitions)]
+                if flagged and name == "incumbent":
+                    self.flag_once_in, times = None, times[1:]
+                self.runs += repetitions
+                self.now += sum(times)
+                failed = repetitions if self.fail_when and self.fail_when(settings) else 0
+                out.setdefault(name, {})[workload] = tune.Measured(
+                    [] if failed else times, [f"{name}-{workload}-{number}-{i}" for i in range(repetitions)], failed)
         return out
 
 
@@ -224,11 +227,42 @@ def test_a_trial_with_a_flagged_run_asks_for_one_more_run_a_side(tmp_path):
 
 def test_a_flagged_run_is_made_again_and_a_failed_one_is_not():
     three, two = tune.Measured([1.0, 1.1, 1.2], ["a", "b", "c"]), tune.Measured([1.0, 1.1], ["d", "e", "f"])
-    assert tune.runs_to_add({"incumbent": three, "candidate": three}, 3) == 0
-    assert tune.runs_to_add({"incumbent": two, "candidate": three}, 3) == 1
-    assert tune.runs_to_add({"incumbent": two, "candidate": three}, 2) == 0, "more counted than asked"
+    assert tune.runs_to_add({"incumbent": {"job": three}, "candidate": {"job": three}}, 3) == 0
+    assert tune.runs_to_add({"incumbent": {"job": two}, "candidate": {"job": three}}, 3) == 1
+    assert tune.runs_to_add({"incumbent": {"job": two}, "candidate": {"job": three}}, 2) == 0, "more counted than asked"
     failed = tune.Measured([1.0, 1.1], ["g", "h", "i"], failed=1)
-    assert tune.runs_to_add({"incumbent": two, "candidate": failed}, 3) == 0
+    assert tune.runs_to_add({"incumbent": {"job": two}, "candidate": {"job": failed}}, 3) == 0
+    one_of_two = {"incumbent": {"a": three, "b": two}, "candidate": {"a": three, "b": three}}
+    assert tune.runs_to_add(one_of_two, 3) == 1, "a flagged run of any workload is made again"
+
+
+# Tuned for two workloads: compressing map output halves TeraSort's time and slows WordCount by 30 %
+# (a geometric mean of 1.24, a gain on average); one reduce a worker saves 20 % of both.
+TWO = {"terasort": {**EFFECT, ("map-output-compression", "deflate"): 0.5, ("reduces", "per-worker"): 0.8},
+       "wordcount": {**EFFECT, ("map-output-compression", "deflate"): 1.3, ("reduces", "per-worker"): 0.8}}
+
+
+def test_tuned_for_two_workloads_a_change_that_slows_one_is_refused_whatever_it_gives_the_other(tmp_path):
+    found = run(tmp_path, Double(effects=TWO), max_trials=1, first={"map-output-compression": "deflate"})
+    trial = found.trials[0]
+    assert set(trial.by_workload) == {"terasort", "wordcount"}
+    assert trial.by_workload["terasort"].ci_low > 1 and trial.by_workload["wordcount"].ci_high < 1
+    assert trial.speedup.ci_low > 1, "the planted loss must hide behind a gain on average"
+    assert not trial.accepted and "slows wordcount" in trial.note
+    assert len(trial.runs["candidate"]) == 6, "both workloads' runs are the trial's evidence"
+
+
+def test_tuned_for_two_workloads_a_change_is_judged_on_the_geometric_mean_and_kept_in_the_journal(tmp_path):
+    found = run(tmp_path, Double(effects=TWO), max_trials=1, first={"reduces": "per-worker"})
+    trial = found.trials[0]
+    assert trial.accepted and trial.speedup.value == pytest.approx(1.25, rel=0.06)
+    assert trial.speedup.value == pytest.approx(math.sqrt(trial.by_workload["terasort"].value
+                                                          * trial.by_workload["wordcount"].value))
+    assert "terasort" in trial.note and "wordcount" in trial.note
+    resumed = run(tmp_path, Double(effects=TWO, seed=1), max_trials=1)  # replayed from the journal, nothing run
+    assert ({w: d.as_dict() for w, d in resumed.trials[0].by_workload.items()}
+            == {w: d.as_dict() for w, d in trial.by_workload.items()})
+    assert resumed.incumbent["reduces"] == "per-worker"
 
 
 def test_a_first_combination_is_measured_before_the_samplers_and_only_once(tmp_path):

@@ -147,6 +147,21 @@ def ratio(numerator: "Estimate | Derived", denominator: "Estimate | Derived") ->
     return Derived(value, *sorted((value * (1 - rel), value * (1 + rel))), runs)
 
 
+def geometric_mean(ratios: "list[Derived]") -> Derived:
+    """The geometric mean of independent positive ratios (a tuning's speedups over several jobs): on
+    the log scale the mean of the logarithms, whose half-width is theirs added in quadrature over the
+    count; no interval if one of them has none."""
+    if not ratios:
+        raise ValueError("no ratios to average")
+    value = math.exp(statistics.fmean(math.log(r.value) for r in ratios))
+    runs = _runs(*ratios)
+    widths = [_log_half_width(r) for r in ratios]
+    if None in widths:
+        return Derived(value, runs=runs)
+    width = math.sqrt(sum(w * w for w in widths)) / len(ratios)
+    return Derived(value, value * math.exp(-width), value * math.exp(width), runs)
+
+
 def spread_warning(e: Estimate) -> str | None:
     """Advice when a cell's mean cannot be trusted as it is."""
     if e.n < MIN_REPETITIONS:

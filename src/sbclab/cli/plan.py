@@ -107,7 +107,7 @@ def plan_command(workload, engine, size_text, maps, deadline, boards, storages, 
     """Which board, medium and node count run WORKLOAD on --size within --deadline, ranked by price
     and energy, each prediction with its 95 % interval and the cells it rests on.
 
-    \\b
+    \b
     Examples:
       sbclab plan wordcount --size 20GB --deadline 10min
       sbclab plan terasort --engine spark --size 8GB --deadline 1h --results results

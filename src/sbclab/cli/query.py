@@ -24,7 +24,7 @@ from .output import console, say, table, warn_set_aside
 def query_command(sql, results_dir, fmt):
     """SQL (DuckDB) over the stored runs: tables runs, nodes and published.
 
-    \\b
+    \b
     Examples:
       sbclab query "SELECT workload, engine, count(*) AS n, avg(wall_time_s) FROM runs GROUP BY ALL"
       sbclab query "SELECT run_id, node, cpu_busy_pct_mean FROM nodes WHERE node <> 'master'"

@@ -1,5 +1,5 @@
-"""`sbclab tune`: search a workload's job settings on one cluster, each change accepted only on
-evidence of a gain, and write the result as a preset file with its evidence."""
+"""`sbclab tune`: search the job settings of a workload (or of several at once) on one cluster, each
+change accepted only on evidence of a gain, and write the result as a preset file with its evidence."""
 
 from pathlib import Path
 
@@ -16,6 +16,19 @@ from .values import names
 from .output import console, say, table
 
 
+TUNABLE = ("wordcount", "grep", "terasort", "sort", "pi")
+
+
+def workloads_of(given: str) -> list[str]:
+    """'terasort,wordcount' as the workloads to tune for together, or a refusal that lists them."""
+    found = list(dict.fromkeys(w for w in names(given) or []))
+    unknown = [w for w in found if w not in TUNABLE]
+    if not found or unknown:
+        raise click.BadParameter(f"{', '.join(unknown) or 'nothing'} is not a workload the tuner runs; give one "
+                                 f"or more of {', '.join(TUNABLE)}, comma-separated.", param_hint="WORKLOAD")
+    return found
+
+
 def list_levers() -> None:
     rows = [[lever.name, ", ".join(lever.engines), " | ".join(lever.choices), lever.why
              + (f" (trades {lever.trades})" if lever.trades else "")] for lever in lever_registry.LEVERS.values()]
@@ -23,7 +36,7 @@ def list_levers() -> None:
 
 
 @click.command("tune")
-@click.argument("workload", type=click.Choice(["wordcount", "grep", "terasort", "sort", "pi"]), required=False)
+@click.argument("workload", required=False, metavar="WORKLOAD[,WORKLOAD...]")
 @click.option("--engine", type=click.Choice(["hadoop", "spark"]), default="hadoop", show_default=True)
 @click.option("--size", default="64MB", show_default=True, help="The job's input, e.g. 64MB (Pi ignores it).")
 @shape_options
@@ -43,13 +56,16 @@ def list_levers() -> None:
 def tune_command(workload, engine, size, shape: Shape, results, budget, repetitions, max_trials, lever_names, first,
                  out, list_only):
     """Search WORKLOAD's job settings on one cluster (Optuna's TPE sampler proposes, interleaved runs
-    decide): a change is kept only when the interval of its speedup lies above 1.
+    decide): a change is kept only when the interval of its speedup lies above 1. Several workloads,
+    comma-separated, are tuned together: a trial's speedup is the geometric mean of theirs, and a
+    change that slows any one of them is refused.
 
-    \\b
+    \b
     Examples:
       sbclab tune terasort --size 64MB --workers 2 --profile rpi4b-4gb --storage microsd --budget 30
       sbclab tune wordcount --engine spark --levers kryo,reduces,quick-jvm --max-trials 6
       sbclab tune terasort --size 128MB --first reduce-in-memory=on,reduces=per-worker
+      sbclab tune terasort,wordcount --size 128MB --levers quick-jvm,reduces
       sbclab tune --list
     """
     if list_only:
@@ -57,13 +73,14 @@ def tune_command(workload, engine, size, shape: Shape, results, budget, repetiti
         return
     if workload is None:
         raise click.UsageError("Give the workload to tune, e.g. 'sbclab tune terasort' (or --list).")
+    workloads = workloads_of(workload)
     chosen = names(lever_names)
     unknown = [n for n in chosen or [] if n not in lever_registry.LEVERS]
     if unknown:
         raise click.BadParameter(f"no lever named {', '.join(unknown)}; 'sbclab tune --list' shows them.",
                                  param_hint="--levers")
     experiment = model.Experiment(
-        name="tune", cluster=shape.settings(), workloads=[workload], engines=[engine], workers=[shape.workers],
+        name="tune", cluster=shape.settings(), workloads=workloads, engines=[engine], workers=[shape.workers],
         sizes=[parse_size(size)], storage=[shape.storage], presets=[shape.preset], layouts=[shape.layout],
         stacks=[shape.stack], repetitions=repetitions)
     options = orchestrator.Options(results=results, display=LineDisplay(say))
@@ -72,7 +89,7 @@ def tune_command(workload, engine, size, shape: Shape, results, budget, repetiti
                                                 first=first)
     rows = [[str(t.number), tune.describe(t.chosen), t.speedup.text() if t.speedup else "-",
              "yes" if t.accepted else "no", t.note] for t in searched.trials]
-    console.print(table(f"tuning {workload}/{engine}: {len(searched.trials)} trial(s)",
+    console.print(table(f"tuning {'+'.join(workloads)}/{engine}: {len(searched.trials)} trial(s)",
                         ["trial", "against the incumbent", "speedup [95 %]", "accepted", "why"], rows, fold=True))
     console.print(f"best: {tune.describe(searched.incumbent)}, {searched.gain:.3g}x the cluster's settings "
                   f"(the product of the accepted speedups); stopped by {searched.stopped or 'an interruption'}.")

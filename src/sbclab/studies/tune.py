@@ -1,11 +1,13 @@
-"""`sbclab tune`: a search over job settings for one workload, size and cluster, each step a measured
-comparison.
+"""`sbclab tune`: a search over job settings for one or more workloads at one size on one cluster,
+each step a measured comparison.
 
 Optuna's TPE sampler proposes a combination of the levers' choices (levers.py); the combination is
 measured against the best one so far (the incumbent, at first the cluster's configuration as it is)
 in runs that alternate on the same running cluster (an experiment's variants), and it becomes the
 incumbent only when the interval of its speedup over the incumbent lies wholly above 1: a change
-is accepted on evidence of a gain, never on a lucky mean. What Optuna learns from is the candidate's
+is accepted on evidence of a gain, never on a lucky mean. Tuned for several workloads at once (a
+board's preset serves every job), the speedup is the geometric mean of each workload's, and a change
+that slows one of them (its own interval wholly below 1) is refused whatever it gives the others. What Optuna learns from is the candidate's
 time relative to the starting configuration, on the log scale (its ratio to the incumbent times the
 incumbent's to the start). A candidate whose job fails or whose output is invalid is a failed trial
 and can never be accepted.
@@ -49,18 +51,23 @@ class Measured:
     failed: int = 0
 
 
-def runs_to_add(found: dict[str, Measured], runs_each: int) -> int:
+Sides = dict[str, dict[str, Measured]]  # {"incumbent" | "candidate": {workload: Measured}}
+
+
+def runs_to_add(found: Sides, runs_each: int) -> int:
     """The runs each side needs beyond those made for every side to have `runs_each` counted: a run
     flagged (a busy host, a cold start) counts for neither side, so it is made again rather than
     leaving that side's interval on one run fewer; a failed run is not, since it decides the trial."""
-    if any(m.failed for m in found.values()):
+    every = [m for jobs in found.values() for m in jobs.values()]
+    if any(m.failed for m in every):
         return 0
-    return max([0, *(runs_each - len(m.times) for m in found.values())])
+    return max([0, *(runs_each - len(m.times) for m in every)])
 
 
-# (trial number, {variant: job settings}, runs per variant) -> {variant: Measured}. Asked again for the
-# same trial with more runs, it makes only those it has not stored (an experiment's stored cells).
-Measure = Callable[[int, dict[str, Settings], int], dict[str, Measured]]
+# (trial number, {variant: job settings}, runs per variant) -> {variant: {workload: Measured}}. Asked
+# again for the same trial with more runs, it makes only those it has not stored (an experiment's
+# stored cells).
+Measure = Callable[[int, dict[str, Settings], int], Sides]
 
 
 @dataclass
@@ -73,11 +80,19 @@ class Trial:
     runs: dict[str, list[str]] = field(default_factory=dict)
     note: str = ""
     seconds: float = 0.0  # how long it took to measure
+    # Each workload's own speedup, when a trial measured several (`speedup` is their geometric mean).
+    by_workload: dict[str, stats.Derived] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"trial": self.number, "chosen": self.chosen, "settings": self.settings,
                 "speedup": self.speedup.as_dict() if self.speedup else None, "accepted": self.accepted,
-                "runs": self.runs, "note": self.note, "seconds": round(self.seconds, 1)}
+                "runs": self.runs, "note": self.note, "seconds": round(self.seconds, 1),
+                **({"by_workload": {w: d.as_dict() for w, d in self.by_workload.items()}}
+                   if len(self.by_workload) > 1 else {})}
+
+
+def _derived(kept: dict | None) -> stats.Derived | None:
+    return stats.Derived(kept["value"], kept["ci_low"], kept["ci_high"]) if kept else None
 
 
 @dataclass
@@ -142,24 +157,30 @@ def check_resumable(journal: Path, name: str, levers: list[Lever], first: dict[s
         _distributions(levers, _recorded_choices(_study(journal, name, 0)), first)
 
 
-def _judge(trial_number: int, chosen: dict[str, str], settings: Settings, found: dict[str, Measured],
-           seconds: float) -> Trial:
+def _judge(trial_number: int, chosen: dict[str, str], settings: Settings, found: Sides, seconds: float) -> Trial:
     incumbent, candidate = found["incumbent"], found["candidate"]
-    runs = {"incumbent": incumbent.run_ids, "candidate": candidate.run_ids}
-    if candidate.failed:
+    workloads = list(candidate)
+    runs = {side: [i for w in workloads for i in found[side][w].run_ids] for side in ("incumbent", "candidate")}
+    failed = sum(candidate[w].failed for w in workloads)
+    if failed:
         return Trial(trial_number, chosen, settings, None, False, runs,
-                     f"{candidate.failed} run(s) failed or gave invalid output under these settings", seconds)
-    if not incumbent.times or not candidate.times:
+                     f"{failed} run(s) failed or gave invalid output under these settings", seconds)
+    if any(not incumbent[w].times or not candidate[w].times for w in workloads):
         return Trial(trial_number, chosen, settings, None, False, runs, "no valid run on one side", seconds)
-    speedup = stats.ratio(stats.estimate(incumbent.times), stats.estimate(candidate.times))
+    by_workload = {w: stats.ratio(stats.estimate(incumbent[w].times), stats.estimate(candidate[w].times))
+                   for w in workloads}
+    speedup = stats.geometric_mean(list(by_workload.values()))
+    each = (" (" + ", ".join(f"{w} {d.text()}" for w, d in by_workload.items()) + ")") if len(workloads) > 1 else ""
     if speedup.ci_low is None:
         return Trial(trial_number, chosen, settings, speedup, False, runs,
-                     "one run a side: no interval, so no evidence of a gain", seconds)
-    accepted = speedup.ci_low > 1.0
+                     "one run a side: no interval, so no evidence of a gain" + each, seconds, by_workload)
+    slowed = [w for w, d in by_workload.items() if d.ci_high < 1.0]
+    accepted = speedup.ci_low > 1.0 and not slowed
     note = ("accepted: its interval lies above 1" if accepted else
+            f"kept the incumbent: it slows {' and '.join(slowed)}" if slowed and speedup.ci_high >= 1.0 else
             "kept the incumbent: the interval reaches 1 (no evidence of a gain)" if speedup.ci_high >= 1.0 else
             "kept the incumbent: slower")
-    return Trial(trial_number, chosen, settings, speedup, accepted, runs, note, seconds)
+    return Trial(trial_number, chosen, settings, speedup, accepted, runs, note + each, seconds, by_workload)
 
 
 def search(levers: list[Lever], measure: Measure, config: Settings, workers: int, *, journal: Path, name: str,
@@ -217,10 +238,9 @@ def search(levers: list[Lever], measure: Measure, config: Settings, workers: int
             kept = past.user_attrs.get("sbclab")
             if not kept:
                 continue
-            speedup = kept.get("speedup")
-            trial = Trial(kept["trial"], kept["chosen"], kept["settings"],
-                          stats.Derived(speedup["value"], speedup["ci_low"], speedup["ci_high"]) if speedup else None,
-                          kept["accepted"], kept["runs"], kept["note"], kept.get("seconds", 0.0))
+            trial = Trial(kept["trial"], kept["chosen"], kept["settings"], _derived(kept.get("speedup")),
+                          kept["accepted"], kept["runs"], kept["note"], kept.get("seconds", 0.0),
+                          {w: _derived(d) for w, d in (kept.get("by_workload") or {}).items()})
             found.trials.append(trial)
             if past.state == TrialState.COMPLETE:
                 measured[tuple(sorted(trial.chosen.items()))] = past.value
@@ -284,10 +304,11 @@ def write_result(path: Path, document: dict) -> None:
     write_text(path, json.dumps(document, indent=1) + "\n")
 
 
-def tuning_name(workload: str, engine: str, size_bytes: int | None, spec, preset: str) -> str:
-    """One search per workload, engine, size, cluster shape and preset: the journal's and the result's name."""
+def tuning_name(workloads: list[str], engine: str, size_bytes: int | None, spec, preset: str) -> str:
+    """One search per set of workloads, engine, size, cluster shape and preset: the journal's and the
+    result's name."""
     size = f"-{size_bytes}" if size_bytes else ""
-    return f"{workload}-{engine}{size}-{spec.workers}x{spec.board}-{spec.storage}-{preset}"
+    return f"{'+'.join(workloads)}-{engine}{size}-{spec.workers}x{spec.board}-{spec.storage}-{preset}"
 
 
 def first_choices(levers: list[Lever], given: str | None) -> dict[str, str]:
@@ -312,7 +333,7 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
               first: str | None = None) -> tuple[Search, dict, Path]:
     """The search on the experiment's one cluster, held up for all its trials; the result written to
     `out` (default beside the runs) and to the results directory's tuning/ for the report."""
-    workload, engine = experiment.workloads[0], (experiment.engines or ["hadoop"])[0]
+    workloads, engine = list(experiment.workloads), (experiment.engines or ["hadoop"])[0]
     levers = for_engine(engine, lever_names)
     if not levers:
         raise SbclabError(f"No lever of those asked for applies to {engine}.", "See 'sbclab tune --list'.")
@@ -322,7 +343,7 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
         raise SbclabError("A tuning runs on one cluster shape.", "Give one worker count, medium and preset.")
     (shape, spec), = first.specs.items()
     choices = first.choices[shape]
-    name = tuning_name(workload, engine, experiment.sizes[0] if first.cells[0].size_bytes else None, spec,
+    name = tuning_name(workloads, engine, experiment.sizes[0] if first.cells[0].size_bytes else None, spec,
                        choices.preset)
     journal = options.results / "tuning" / f"{name}.journal"
     check_resumable(journal, name, levers, hunch)
@@ -336,22 +357,24 @@ def run_study(experiment, options, *, lever_names: list[str] | None, budget_s: f
                                                   "repetitions": runs_each})
             planned = plan.prepare(trial, options.results, say, options.boards)
             orchestrator.execute(planned, options)
-            variant_of = {c.key: c.variant for c in planned.cells}
+            cell_of = {c.key: (c.variant, c.workload) for c in planned.cells}
             latest: dict[str, object] = {}
             for run in ResultsStore(options.results).runs():  # oldest first: the last of a key is its latest
                 key = (run.cell or {}).get("key")
-                if key in variant_of:
+                if key in cell_of:
                     latest[key] = run
-            found = {}
+            found: Sides = {}
             for side in variants:
-                mine = [r for k, r in latest.items() if variant_of[k] == f"t{number}-{side}"]
-                found[side] = Measured([r.wall_time_s for r in mine if r.headline], [r.run_id for r in mine],
-                                       sum(1 for r in mine if not r.valid))
+                for workload in workloads:
+                    mine = [r for k, r in latest.items() if cell_of[k] == (f"t{number}-{side}", workload)]
+                    found.setdefault(side, {})[workload] = Measured(
+                        [r.wall_time_s for r in mine if r.headline], [r.run_id for r in mine],
+                        sum(1 for r in mine if not r.valid))
             return found
 
         searched = search(levers, measure, config, workers, journal=journal, name=name, budget_s=budget_s,
                           repetitions=repetitions, max_trials=max_trials, first=hunch, say=say)
-    question = {"workload": workload, "engine": engine, "size_bytes": first.cells[0].size_bytes,
+    question = {"workload": ",".join(workloads), "engine": engine, "size_bytes": first.cells[0].size_bytes,
                 "cluster": {"workers": spec.workers, "board": spec.board, "storage": spec.storage,
                             "preset": choices.preset, "backend": spec.backend, "scale": spec.scale.factor},
                 "levers": [lever.name for lever in levers], "repetitions": repetitions, "results": str(options.results)}
