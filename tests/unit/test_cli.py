@@ -40,6 +40,12 @@ def test_bad_size_is_a_sentence_with_an_example_not_a_traceback():
     assert "256MB" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_workload_the_tuner_does_not_run_is_refused_with_the_ones_it_does():
+    result = CliRunner().invoke(main_group, ["tune", "terasort,tpch"])
+    assert result.exit_code == 2 and "tpch is not a workload the tuner runs" in result.output
+    assert "wordcount, grep, terasort, sort, pi" in result.output and "Traceback" not in result.output
+
+
 def test_unknown_profile_lists_valid_names():
     done = sbclab("cluster", "up", "--profile", "rpi9")
     assert done.returncode == 2

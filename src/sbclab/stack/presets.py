@@ -83,7 +83,7 @@ def source(name: str, board: str, storage: str) -> str:
     question, trials = found["question"], found["trials"]
     accepted = sum(1 for t in trials if t["accepted"])
     size = f"{int(question['size_bytes']) / 1e6:g} MB" if question.get("size_bytes") else "its own size"
-    return (f"{found['shipped_as']}: {question['workload']}/{question['engine']} at {size} "
+    return (f"{found['shipped_as']}: {question['workload'].replace(',', '+')}/{question['engine']} at {size} "
             f"on {question['cluster']['workers']} workers, sbclab {found['sbclab']}, {found['made'][:10]}; "
             f"{len(trials)} trials, {accepted} accepted, {found['speedup_over_start']:.2f}x its starting settings")
 
