@@ -351,3 +351,27 @@ def test_maps_two_a_node_are_containers_of_which_a_node_holds_two_and_not_three(
     map_mb = int(lever_registry.LEVERS["map-placement"].settings("two-a-node", config, 2)
                  ["mapred-site"]["mapreduce.map.memory.mb"])
     assert map_mb % unit == 0 and 2 * map_mb <= node < 3 * map_mb
+
+
+def _two_workload_trial(terasort: tuple[list[float], list[float]], wordcount: tuple[list[float], list[float]]):
+    ids = ["a", "b", "c"]
+    found = {side: {"terasort": tune.Measured(terasort[i], ids), "wordcount": tune.Measured(wordcount[i], ids)}
+             for i, side in enumerate(("incumbent", "candidate"))}
+    return tune._judge(0, {}, {}, found, 1.0)
+
+
+def test_tuned_for_two_workloads_a_gain_on_average_too_noisy_to_show_is_not_accepted():
+    # Trial 3 of examples/tuning-rpi4b-two-jobs: both workloads a little faster on their means, each
+    # interval reaching 1, and so the geometric mean's.
+    weak = _two_workload_trial(([109.4, 115.5, 107.1], [107.4, 99.0, 110.8]),
+                               ([118.2, 114.2, 105.9], [108.5, 101.6, 100.6]))
+    assert weak.speedup.value > 1 and weak.speedup.ci_low < 1 <= weak.speedup.ci_high
+    assert (weak.speedup.value, weak.speedup.ci_low, weak.speedup.ci_high) == pytest.approx((1.07, 0.945, 1.21), abs=0.006)
+    assert not weak.accepted and "no evidence of a gain" in weak.note
+    clear = _two_workload_trial(([150.0, 152.0, 151.0], [120.0, 121.0, 119.0]),
+                                ([140.0, 141.0, 139.0], [120.0, 119.0, 121.0]))
+    assert clear.accepted and clear.speedup.ci_low > 1
+    slower = _two_workload_trial(([100.0, 101.0, 99.0], [130.0, 131.0, 129.0]),
+                                 ([100.0, 99.0, 101.0], [125.0, 126.0, 124.0]))
+    assert not slower.accepted and slower.speedup.ci_high < 1 and "slows terasort and wordcount" not in slower.note
+    assert slower.note.startswith("kept the incumbent: slower")
