@@ -10,6 +10,7 @@ import socket
 import subprocess
 import time
 from contextlib import ExitStack
+from pathlib import Path
 
 import psutil
 import pytest
@@ -36,6 +37,8 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("sshd", pa
 
 NAME = "issh"
 LOOPBACK_NODE = "worker2"  # its /etc/hosts maps its own name to 127.0.1.1, as Debian's installer does
+# The start of Raspberry Pi OS's (and Debian's) ~/.bashrc: nothing for a shell that is not interactive.
+BOARD_BASHRC = "case $- in\n    *i*) ;;\n      *) return;;\nesac\n"
 
 
 def _keygen(path) -> str:
@@ -52,6 +55,8 @@ def boards(tmp_path_factory):
     client_key = folder / "client"
     (folder / "authorized_keys").write_text(_keygen(client_key))
     host_keys = {}
+    board_bashrc = folder / "bashrc"
+    board_bashrc.write_text(BOARD_BASHRC)
     # The test board, not a Pi 5: a board's processes run outside the node's CPU limit anyway, and its
     # link and disk are shaped at the one-core board's larger factor (hpcc's bandwidth test sends
     # megabytes between the boards and took a minute at a Pi 5's share of this host).
@@ -69,9 +74,12 @@ def boards(tmp_path_factory):
             _write_sshd_config(here, folder, node.address)
             # A mount namespace of its own: the node's /etc/hosts is bound there and goes with it. As a slave:
             # another cluster's disks, mounted when it began, are unmounted here too when that cluster goes.
+            # A board's own ~/.bashrc over this host's: bash sources it for every command sshd runs, and a
+            # host's (a pyenv's init, say) would cost each of sbclab's commands a fifth of a CPU-second here.
             argv = ["unshare", "--mount", "--propagation", "slave", "--", "sh", "-c",
                     f'mount --bind "$0" /etc/hosts && {_CGROUP_HIERARCHIES} && mkdir -p /run/sshd && '
-                    'exec /usr/sbin/sshd -D -e -f "$1"', str(here / "hosts"), str(here / "sshd_config")]
+                    '{ [ ! -e "$2" ] || mount --bind "$3" "$2"; } && exec /usr/sbin/sshd -D -e -f "$1"',
+                    str(here / "hosts"), str(here / "sshd_config"), str(Path.home() / ".bashrc"), str(board_bashrc)]
             _start_sshd(cluster, servers, node, argv, here / "sshd.log")
         for node in cluster.spec.nodes:
             _wait_for_port(node.address, 22)
