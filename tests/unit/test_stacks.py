@@ -68,3 +68,26 @@ def test_stacks_are_an_experiment_dimension_and_a_wrong_one_is_one_sentence():
     assert [c.stack for c in model.cells(model.parse({**raw, "stacks": ["lee-oh-park-2021"]}))] == ["lee-oh-park-2021"]
     with pytest.raises(SbclabError, match="stacks: Unknown stack 'spark-1.6'"):
         model.parse({**raw, "stacks": ["spark-1.6"]})
+
+
+def test_two_boards_receiving_one_file_into_a_shared_folder_both_succeed(tmp_path):
+    """Boards that share a folder (NFS, or the tests' boards on one host) may be sent the same file at
+    once: each writes a partial file of its own, and the second rename finds its own to rename."""
+    import subprocess
+    import time
+    final = tmp_path / "dist" / "jobs.jar"
+    receivers = [subprocess.Popen(["sh", "-c", deploy.RECEIVE, "sh", str(final)], stdin=subprocess.PIPE)
+                 for _ in range(2)]
+    for receiver in receivers:
+        receiver.stdin.write(b"the same bytes\n")
+        receiver.stdin.flush()
+    deadline = time.monotonic() + 10
+    while len(list(final.parent.glob("jobs.jar.partial*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    statuses = []
+    for receiver in receivers:  # the first renames its partial file before the second finishes
+        receiver.stdin.close()
+        statuses.append(receiver.wait(timeout=10))
+    assert statuses == [0, 0]
+    assert final.read_bytes() == b"the same bytes\n"
+    assert not list(final.parent.glob("jobs.jar.partial*"))

@@ -46,8 +46,10 @@ mv "$partial/$(basename "$final")" "$final"
 rmdir "$partial"
 '''
 
-# A file from stdin, written beside its final place and renamed over it.
-RECEIVE = 'mkdir -p "$(dirname "$1")" && cat > "$1.partial" && mv "$1.partial" "$1"'
+# A file from stdin, written beside its final place and renamed over it. The partial file is the
+# shell's own: boards that share a folder (NFS, or the tests' boards on one host) may receive the same
+# file at once, and a shared one was renamed away from under the second.
+RECEIVE = 'mkdir -p "$(dirname "$1")" && cat > "$1.partial.$$" && mv "$1.partial.$$" "$1"'
 
 
 def dist_dir_default(master_data_dir: str) -> str:
