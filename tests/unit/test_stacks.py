@@ -1,6 +1,9 @@
 """Named stacks: which exist, which run here, the Java each board gets for one, and the experiment
 dimension that sweeps them."""
 
+import subprocess
+import time
+
 import pytest
 
 from sbclab.errors import SbclabError
@@ -73,8 +76,6 @@ def test_stacks_are_an_experiment_dimension_and_a_wrong_one_is_one_sentence():
 def test_two_boards_receiving_one_file_into_a_shared_folder_both_succeed(tmp_path):
     """Boards that share a folder (NFS, or the tests' boards on one host) may be sent the same file at
     once: each writes a partial file of its own, and the second rename finds its own to rename."""
-    import subprocess
-    import time
     final = tmp_path / "dist" / "jobs.jar"
     receivers = [subprocess.Popen(["sh", "-c", deploy.RECEIVE, "sh", str(final)], stdin=subprocess.PIPE)
                  for _ in range(2)]

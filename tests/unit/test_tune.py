@@ -373,5 +373,5 @@ def test_tuned_for_two_workloads_a_gain_on_average_too_noisy_to_show_is_not_acce
     assert clear.accepted and clear.speedup.ci_low > 1
     slower = _two_workload_trial(([100.0, 101.0, 99.0], [130.0, 131.0, 129.0]),
                                  ([100.0, 99.0, 101.0], [125.0, 126.0, 124.0]))
-    assert not slower.accepted and slower.speedup.ci_high < 1 and "slows terasort and wordcount" not in slower.note
+    assert not slower.accepted and slower.speedup.ci_high < 1
     assert slower.note.startswith("kept the incumbent: slower")
