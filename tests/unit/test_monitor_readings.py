@@ -115,3 +115,72 @@ def test_memory_stat_swap_is_the_groups_own_and_absent_when_not_accounted():
     v2 = "\n".join(l for l in text("memory_stat_v2.txt").splitlines() if not l.startswith("swap"))
     assert readings.memory_stat(v2) == {"rss": 734003200, "cache": 1209532416}
     assert readings.cgroup2_swap_current("8388608\n") == 8388608
+
+
+class _Readings:
+    """Per process, the thread-group figures the kernel gives at each reading (None: not readable)."""
+
+    def __init__(self, figures: dict[int, list]):
+        self.figures = figures
+        self.reading = 0
+
+    def thread_group(self, pid):
+        values = self.figures[pid]
+        value = values[min(self.reading, len(values) - 1)]
+        return None if value is None else {name: value for name in ("cpu_delay_ns", "blkio_delay_ns",
+                                                                    "swapin_delay_ns", "cpu_run_real_ns")}
+
+
+def _group(tmp_path, figures: dict[int, list], ages: dict[int, float], members: list[list[int]]):
+    """A NodeGroupDelays over fake readings taken a second apart; yields its totals of blkio delay in seconds."""
+    from sbclab.monitor.sampler import NodeGroupDelays
+    procs = tmp_path / "cgroup.procs"
+    readings = _Readings(figures)
+    clock = iter(range(10_000 * 10**9, 20_000 * 10**9, 10**9))
+    group = NodeGroupDelays(str(procs), stats=readings, shape=lambda pid: (4, ages[pid] + readings.reading),
+                            clock=lambda: next(clock))
+    totals = []
+    for reading, pids in enumerate(members):
+        readings.reading = reading
+        procs.write_text("\n".join(map(str, pids)))
+        got = group.read()
+        assert got["of_previous"] == 1
+        totals.append(got["blkio_delay_ns"] / 1e9)
+    return totals, group
+
+
+def test_a_reading_high_by_an_exiting_thread_counts_nothing_of_it(tmp_path):
+    """A thread that is exiting is counted twice for a moment: the reading after is lower again."""
+    s = 10**9
+    figures = {7: [100 * s, 101 * s, 140 * s, 103 * s, 104 * s]}
+    totals, group = _group(tmp_path, figures, {7: 500.0}, [[7]] * 5)
+    # Each total is as of the reading before; the 140 s reading is never confirmed, and the one
+    # after it stands in for it.
+    assert totals == [0, 0, 1, 3, 3]
+    assert group.discarded == 0
+
+
+def test_a_process_that_starts_in_the_group_counts_from_zero_and_one_already_running_from_now(tmp_path):
+    s = 10**9
+    figures = {7: [50 * s, 51 * s, 52 * s, 53 * s], 8: [0, s // 2, 2 * s, 3 * s]}
+    # 7 ran long before it was first seen; 8 started half a second before the second reading.
+    totals, _ = _group(tmp_path, figures, {7: 500.0, 8: -0.5}, [[7], [7, 8], [7, 8], [7, 8]])
+    assert totals == [0, 0, 1 + 0.5, 2 + 2]
+
+
+def test_a_process_gone_keeps_what_was_confirmed_and_an_unreadable_one_its_last_values(tmp_path):
+    s = 10**9
+    figures = {7: [0, s, 2 * s, None, 5 * s, 6 * s], 8: [0, s, 9 * s]}
+    totals, _ = _group(tmp_path, figures, {7: 500.0, 8: 500.0}, [[7, 8], [7, 8], [7, 8], [7], [7], [7]])
+    # 8's last reading (9 s) was never confirmed; 7, unreadable once, counts its 2 s -> 5 s later.
+    assert totals == [0, 0, 1 + 1, 1 + 1, 2 + 1, 5 + 1]
+
+
+def test_a_jump_by_the_kernel_clock_is_discarded_after_confirmation(tmp_path):
+    s = 10**9
+    clock_at_third = 10_002 * s
+    figures = {7: [0, s, clock_at_third + 2 * s, clock_at_third + 3 * s]}
+    totals, group = _group(tmp_path, figures, {7: 500.0}, [[7]] * 4)
+    # The clock is taken at the reading, a second after the jump: that second's real delay goes too.
+    assert totals == [0, 0, 1, 1]
+    assert group.discarded == 4 * (clock_at_third + s)  # the fake gives all four counters the jump

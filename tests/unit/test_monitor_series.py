@@ -123,3 +123,14 @@ def test_without_the_cgroups_swap_the_hosts_paging_stands_in_and_says_so():
     assert series.node_swapped_out(samples, 0, 2) is None
     swap, = [f for f in health.node_flags("worker1", rows, [], samples, "rpi5b", True, 0.0, 2.0) if f["kind"] == "swap"]
     assert swap["detail"].startswith("the host swapped")
+
+
+def test_delays_a_sampler_confirmed_a_reading_later_belong_to_the_sample_before():
+    samples = [sample(0, 0), sample(1, 0.8), sample(2, 1.6, blkio_s=0.8), sample(3, 2.4, blkio_s=1.6)]
+    for s in samples:
+        s["delays"]["of_previous"] = 1
+    rows, _ = series.build(samples, NODE, 1.0)
+    # What sample 2 carries (0.8 s blocked) was read at sample 1: the first interval's iowait.
+    assert rows[0]["cpu_iowait_pct"] is not None and rows[0]["load"] == 0.8 + 0.8
+    assert rows[1]["load"] == 0.8 + 0.8 and rows[2].get("load") is None
+    assert series.newest_row(samples, NODE)["t"] == 2 and series.newest_row(samples, NODE)["load"] == 1.6

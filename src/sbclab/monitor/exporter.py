@@ -85,10 +85,10 @@ def _add_run(families: dict[str, GaugeMetricFamily], recorder, boards: dict) -> 
         families["mark"].add_metric([recorder.run_id, mark["label"]], mark["t"])
     for sampler in list(recorder.samplers):
         header, samples = sampling.parse_samples(sampler.handle.newest_lines())
-        if len(samples) < 2:
-            continue
         # What the sampler read is its own resolved target (a board finds its device and cores).
-        row = series.row(samples[-2], samples[-1], {**sampler.handle.target, **(header.get("target") or {})})
+        row = series.newest_row(samples, {**sampler.handle.target, **(header.get("target") or {})})
+        if row is None:
+            continue
         labels = [recorder.run_id, sampler.name]
         families["sample"].add_metric(labels, row["t"])
         for mode in CPU_MODES:

@@ -177,9 +177,32 @@ def row(a: dict, b: dict, target: dict) -> dict:
     return {k: (round(v, 1) if isinstance(v, float) and k.endswith("_bps") else v) for k, v in out.items()}
 
 
+def with_confirmed_delays(ordered: list[dict]) -> list[dict]:
+    """The samples with each one's delay counters as of its own reading: a sampler confirms a
+    reading of them with the next (sampler.NodeGroupDelays), so delays marked `of_previous` belong
+    to the sample before the one that carries them. The newest sample is left without."""
+    if not any(_get(s, "delays", "of_previous") for s in ordered):
+        return ordered
+    placed = []
+    for sample, following in zip(ordered, [*ordered[1:], None]):
+        sample = {k: v for k, v in sample.items() if k != "delays"}
+        if following is not None and _get(following, "delays", "of_previous"):
+            sample["delays"] = following["delays"]
+        placed.append(sample)
+    return placed
+
+
+def newest_row(samples: list[dict], target: dict) -> dict | None:
+    """The row of the newest interval whose delays are confirmed (one interval behind the newest sample)."""
+    ordered = with_confirmed_delays(samples[-3:])
+    if _get(samples[-1], "delays", "of_previous"):
+        ordered = ordered[:-1]
+    return row(ordered[-2], ordered[-1], target) if len(ordered) >= 2 else None
+
+
 def build(samples: list[dict], target: dict, interval_s: float) -> tuple[list[dict], list[dict]]:
     """(rows, gaps) of one node's samples, in time order."""
-    ordered = sorted(samples, key=lambda s: s["t"])
+    ordered = with_confirmed_delays(sorted(samples, key=lambda s: s["t"]))
     rows, gaps = [], []
     limit = gap_threshold(interval_s)
     for a, b in zip(ordered, ordered[1:]):
