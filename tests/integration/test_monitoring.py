@@ -104,7 +104,17 @@ def test_teragen_series_add_up_to_hdfs_counters_and_show_the_quota(cluster, stor
     for w in workers:
         node = m.nodes[w]
         assert max(two_second_windows(columns[w]["columns"])) <= 1.05 * node.cpu_capacity_cores
-        assert node.load_max < 200, "no delay counted that no thread could have had"
+        # A node whose threads wake often while it is held to its quota, or while this host is busy,
+        # has many of them waiting for a core at once; what no sample may hold is more than its threads
+        # could have had: each in one state at a time over its interval (and the next, where a reading
+        # lower than the one before stood in for it), with the sampler's 0.1 s allowance.
+        node_columns = columns[w]["columns"]
+        dts = node_columns["dt"]
+        rows = [(load, threads, (dt + (dts[i + 1] if i + 1 < len(dts) else dt) + 0.1) / dt)
+                for i, (load, threads, dt) in enumerate(zip(node_columns["load"], node_columns["threads"], dts))
+                if load is not None]
+        assert rows and all(threads for _, threads, _ in rows)
+        assert all(load <= threads * allowed for load, threads, allowed in rows), max(rows, key=lambda r: r[0] / r[1])
 
     names = [p["name"] for p in m.phases]
     assert any(n.endswith("map phase") for n in names) and "hadoop teragen" in names

@@ -127,8 +127,8 @@ class _Readings:
     def thread_group(self, pid):
         values = self.figures[pid]
         value = values[min(self.reading, len(values) - 1)]
-        return None if value is None else {name: value for name in ("cpu_delay_ns", "blkio_delay_ns",
-                                                                    "swapin_delay_ns", "cpu_run_real_ns")}
+        return None if value is None else {"cpu_delay_ns": 0, "blkio_delay_ns": value, "swapin_delay_ns": 0,
+                                           "cpu_run_real_ns": 0}
 
 
 def _group(tmp_path, figures: dict[int, list], ages: dict[int, float], members: list[list[int]]):
@@ -183,4 +183,25 @@ def test_a_jump_by_the_kernel_clock_is_discarded_after_confirmation(tmp_path):
     totals, group = _group(tmp_path, figures, {7: 500.0}, [[7]] * 4)
     # The clock is taken at the reading, a second after the jump: that second's real delay goes too.
     assert totals == [0, 0, 1, 1]
-    assert group.discarded == 4 * (clock_at_third + s)  # the fake gives all four counters the jump
+    assert group.discarded == clock_at_third + s
+
+
+def test_running_waiting_and_blocked_together_are_capped_at_every_thread_for_the_interval(tmp_path):
+    """A thread is in one of the three at a time: their sum over an interval is at most threads x time."""
+    from sbclab.monitor.sampler import NodeGroupDelays
+    s = 10**9
+    procs = tmp_path / "cgroup.procs"
+    procs.write_text("7")
+    readings = iter([{"cpu_run_real_ns": 0, "cpu_delay_ns": 0, "blkio_delay_ns": 0, "swapin_delay_ns": 0},
+                     {"cpu_run_real_ns": 3 * s, "cpu_delay_ns": 3 * s, "blkio_delay_ns": 2 * s, "swapin_delay_ns": 0},
+                     {"cpu_run_real_ns": 3 * s, "cpu_delay_ns": 3 * s, "blkio_delay_ns": 2 * s, "swapin_delay_ns": 0}])
+    clock = iter(range(10_000 * s, 10_010 * s, s))
+    group = NodeGroupDelays(str(procs), stats=type("R", (), {"thread_group": lambda self, pid: next(readings)})(),
+                            shape=lambda pid: (4, 500.0), clock=lambda: next(clock))
+    group.read(), group.read()
+    got = group.read()
+    # Four threads over the second (and the 0.1 s allowed for a late reading) hold 4.4 s, not 8.
+    states = got["cpu_run_real_ns"] + got["cpu_delay_ns"] + got["blkio_delay_ns"]
+    assert states == pytest.approx(4.4 * s, rel=1e-6) and got["threads"] == 4
+    assert got["cpu_run_real_ns"] == pytest.approx(4.4 * s * 3 / 8, rel=1e-6)
+    assert group.discarded == pytest.approx(8 * s - 4.4 * s, rel=1e-6)

@@ -66,10 +66,15 @@ def plausible_delay(delta_ns: int, threads: int, interval_ns: int, clock_ns: int
 class _Process:
     """One process of the group: what was counted of it, and its newest reading, not yet confirmed."""
 
-    def __init__(self, counted: dict[str, int], pending: dict[str, int], span_ns: int):
+    def __init__(self, counted: dict[str, int], pending: dict[str, int], span_ns: int, threads: int):
         self.counted = counted
         self.pending = pending
         self.span_ns = span_ns  # the time the pending reading covers beyond what was counted
+        self.threads = threads  # at the pending reading
+
+
+# A thread is at any moment in at most one of these: running, waiting for a core, blocked on I/O.
+_STATES = ("cpu_run_real_ns", "cpu_delay_ns", "blkio_delay_ns")
 
 
 class NodeGroupDelays:
@@ -103,6 +108,7 @@ class NodeGroupDelays:
         since_ns = now_ns - self.read_at if self.read_at is not None else 0
         members = [int(p) for p in _read(self.procs_file).split()]
         current = {}
+        counted_threads = 0  # of the processes whose interval was counted now
         for pid in members:
             got = self.stats.thread_group(pid)
             known = self.processes.get(pid)
@@ -111,25 +117,41 @@ class NodeGroupDelays:
                     current[pid] = known
                 continue
             shape = self.shape(pid)
+            threads = shape[0] if shape else 1
             if known is None:
                 new = self.read_at is not None and shape is not None and shape[1] * 1e9 <= since_ns + 5e8
                 counted = {name: 0 for name in got} if new else dict(got)
-                current[pid] = _Process(counted, got, int(shape[1] * 1e9) if new else 0)
+                current[pid] = _Process(counted, got, int(shape[1] * 1e9) if new else 0, threads)
                 continue
-            threads = shape[0] if shape else 1
-            span = known.span_ns + since_ns
+            most = max(threads, known.threads)
+            # What is confirmed is the pending reading, unless this one is lower: then this one, and
+            # the time up to now.
+            fell_back = any(got[name] < known.pending[name] for name in got)
+            span = known.span_ns + (since_ns if fell_back else 0) + 10**8
+            kept = {}
             for name, value in got.items():
                 confirmed = min(value, known.pending[name])
                 delta = confirmed - known.counted[name]
-                kept = plausible_delay(delta, threads, span + 10**8, now_ns)
-                self.total[name] += kept
-                self.discarded += max(0, delta - kept)
+                kept[name] = plausible_delay(delta, most, span, now_ns)
+                self.discarded += max(0, delta - kept[name])
                 known.counted[name] = max(known.counted[name], confirmed)
-            known.pending, known.span_ns = got, since_ns
+            # Each of the three alone is capped above; together they cannot exceed the threads either.
+            states = sum(kept.get(name, 0) for name in _STATES)
+            if states > most * span:
+                for name in _STATES:
+                    if name in kept:
+                        share = kept[name] * most * span // states
+                        self.discarded += kept[name] - share
+                        kept[name] = share
+            for name, value in kept.items():
+                self.total[name] += value
+            counted_threads += most
+            known.pending, known.span_ns, known.threads = got, since_ns, threads
             current[pid] = known
         self.processes = current
         self.read_at = now_ns
-        return dict(self.total, processes=len(current), implausible_ns=self.discarded, of_previous=1)
+        return dict(self.total, processes=len(current), threads=counted_threads, implausible_ns=self.discarded,
+                    of_previous=1)
 
 
 def device_of(path: str, sys_root: str = "/sys") -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 COLUMNS = ("t", "dt", "cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_idle_pct", "cpu_steal_pct",
-           "cpu_cores_used", "load", "mem_used_bytes", "mem_available_bytes", "mem_cached_bytes",
+           "cpu_cores_used", "load", "threads", "mem_used_bytes", "mem_available_bytes", "mem_cached_bytes",
            "swap_in_bps", "swap_out_bps", "disk_read_bps", "disk_write_bps", "disk_busy_pct",
            "net_rx_bps", "net_tx_bps", "clock_mhz_min", "clock_mhz_mean", "temp_max_c", "throttled", "mark")
 
@@ -90,6 +90,7 @@ def _cpu_node(a: dict, b: dict, dt: float, target: dict) -> dict:
     if run is not None and wait is not None and blkio is not None:
         # Threads running, waiting for a core, or blocked on I/O: what the load average counts.
         row["load"] = round((run + wait + blkio) / (dt * 1e9), 3)
+        row["threads"] = _get(b, "delays", "threads")  # the node's, whose delays these are
     return row
 
 
