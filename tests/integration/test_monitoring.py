@@ -148,6 +148,16 @@ class _Plug(BaseHTTPRequestHandler):
         pass
 
 
+def _marked(sampler_pid: int, prefix: str) -> bool:
+    """Whether the sampler has written a sample marked with a label that starts with `prefix`."""
+    try:
+        argv = Path(f"/proc/{sampler_pid}/cmdline").read_bytes().decode().split("\0")
+        lines = Path(argv[argv.index("--out") + 1]).read_text().splitlines()
+    except (OSError, ValueError, IndexError):
+        return False
+    return any((json.loads(line).get("mark") or "").startswith(prefix) for line in lines if line.startswith("{"))
+
+
 def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
     """A plug, a failed plug and RAPL fall back as documented; a sampler killed mid-run leaves a gap that flags the
     run, and no secret is written."""
@@ -166,11 +176,13 @@ def test_power_sources_and_a_sampler_killed_mid_run(cluster, store):
     killed = {}
 
     def kill_worker1_sampler():
-        deadline = time.monotonic() + 60
+        # Mid-job, seconds after the job's start mark: a sampler found dead at a mark is started again
+        # there, so one killed just before the start mark would leave too short a gap to be one.
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not killed:
             for entry in cluster.state.of_kind("process"):
-                if entry.get("label") == "sampler worker1":
-                    time.sleep(4)
+                if entry.get("label") == "sampler worker1" and _marked(entry["pid"], "start "):
+                    time.sleep(3)
                     os.kill(entry["pid"], signal.SIGKILL)
                     killed["at"] = time.time()
                     return

@@ -240,8 +240,10 @@ def test_a_thread_blocked_on_a_throttled_disk_is_the_nodes_iowait(ctx):
     for r in writing:
         assert r["disk_busy_pct"] >= 80, r
     # A wait is accounted when it ends, so one half-second sample can hold a little more than its
-    # share (30 % was seen); over the writing samples together one thread of four is a quarter.
-    iowait = [r["cpu_iowait_pct"] for r in writing]
-    assert 15 <= sum(iowait) / len(iowait) <= 26 and max(iowait) <= 35, iowait
+    # share (30 % was seen); over the writing samples together one thread of four is a quarter. The
+    # newest sample's delays are not yet confirmed by a reading after it, so its row has no iowait.
+    iowait = [r["cpu_iowait_pct"] for r in writing if r["cpu_iowait_pct"] is not None]
+    assert len(iowait) >= len(writing) - 1 and 15 <= sum(iowait) / len(iowait) <= 26 and max(iowait) <= 35, iowait
     other, _ = series.build(raw.nodes["worker2"]["samples"], raw.nodes["worker2"]["target"], recorder.interval)
-    assert max(r["cpu_iowait_pct"] for r in other) < 5 and max(r["disk_write_bps"] for r in other) < 2**20
+    assert [r for r in other if r["cpu_iowait_pct"] is None] == other[-1:]
+    assert max(r["cpu_iowait_pct"] or 0 for r in other) < 5 and max(r["disk_write_bps"] for r in other) < 2**20
