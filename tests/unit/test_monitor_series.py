@@ -134,3 +134,5 @@ def test_delays_a_sampler_confirmed_a_reading_later_belong_to_the_sample_before(
     assert rows[0]["cpu_iowait_pct"] is not None and rows[0]["load"] == 0.8 + 0.8
     assert rows[1]["load"] == 0.8 + 0.8 and rows[2].get("load") is None
     assert series.newest_row(samples, NODE)["t"] == 2 and series.newest_row(samples, NODE)["load"] == 1.6
+    # A scrape before the sampler wrote two confirmed samples has no row to serve.
+    assert series.newest_row([], NODE) is None and series.newest_row(samples[:2], NODE) is None

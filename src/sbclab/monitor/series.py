@@ -195,6 +195,8 @@ def with_confirmed_delays(ordered: list[dict]) -> list[dict]:
 
 def newest_row(samples: list[dict], target: dict) -> dict | None:
     """The row of the newest interval whose delays are confirmed (one interval behind the newest sample)."""
+    if not samples:
+        return None
     ordered = with_confirmed_delays(samples[-3:])
     if _get(samples[-1], "delays", "of_previous"):
         ordered = ordered[:-1]
